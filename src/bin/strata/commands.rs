@@ -1,0 +1,254 @@
+//! The CLI's commands, each a thin layer over `strata::Db`.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use strata::{Db, Error, Options, ReadOptions};
+
+use crate::args::Args;
+
+pub enum CliError {
+    Usage(String),
+    Engine(Error),
+}
+
+impl From<Error> for CliError {
+    fn from(e: Error) -> Self {
+        CliError::Engine(e)
+    }
+}
+
+type CliResult = Result<ExitCode, CliError>;
+
+/// A world folder (level.dat + db/, or a bare folder around db/) resolves to its db/;
+/// anything else is used as is.
+pub fn resolve_db_dir(path: &str) -> String {
+    let p = Path::new(path);
+    if !p.join("CURRENT").is_file() && p.join("db").join("CURRENT").is_file() {
+        return p.join("db").to_string_lossy().into_owned();
+    }
+    path.to_string()
+}
+
+fn open_read_only(path: &str) -> Result<Db, CliError> {
+    let dir = resolve_db_dir(path);
+    Ok(Db::open_path(&dir, Options::default().read_only())?)
+}
+
+/// Parses a key given as text or as `0x`-prefixed hex.
+pub fn parse_key(s: &str) -> Result<Vec<u8>, CliError> {
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => {
+            if hex.len() % 2 != 0 {
+                return Err(CliError::Usage(format!(
+                    "odd number of hex digits in {s:?}"
+                )));
+            }
+            (0..hex.len())
+                .step_by(2)
+                .map(|i| {
+                    u8::from_str_radix(&hex[i..i + 2], 16)
+                        .map_err(|_| CliError::Usage(format!("bad hex in {s:?}")))
+                })
+                .collect()
+        }
+        None => Ok(s.as_bytes().to_vec()),
+    }
+}
+
+/// Printable ASCII keys as text, anything else as 0x-hex.
+pub fn display_key(key: &[u8]) -> String {
+    if !key.is_empty() && key.iter().all(|&b| (0x20..0x7f).contains(&b)) && !key.starts_with(b"0x")
+    {
+        String::from_utf8_lossy(key).into_owned()
+    } else {
+        hex(key)
+    }
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(2 + bytes.len() * 2);
+    s.push_str("0x");
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+pub fn scan(raw: &[String]) -> CliResult {
+    let args = Args::parse(raw, &[], &["json"])?;
+    let [path] = args.positionals(&["DB_DIR"])? else {
+        unreachable!()
+    };
+    let start = Instant::now();
+    let db = open_read_only(path)?;
+    let stats = db.scan()?;
+    let secs = start.elapsed().as_secs_f64();
+    if args.has("json") {
+        println!("{}", stats.to_json());
+    } else {
+        println!("entries      {}", stats.entries);
+        println!("key_bytes    {}", stats.key_bytes);
+        println!("value_bytes  {}", stats.value_bytes);
+        println!("crc32c       {}", stats.crc32c);
+        println!(
+            "time         {:.3} s ({:.0} entries/s, {:.1} MB/s of keys+values)",
+            secs,
+            stats.entries as f64 / secs.max(1e-9),
+            (stats.key_bytes + stats.value_bytes) as f64 / 1e6 / secs.max(1e-9)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn get(raw: &[String]) -> CliResult {
+    let args = Args::parse(raw, &[], &["hex"])?;
+    let [path, key] = args.positionals(&["DB_DIR", "KEY"])? else {
+        unreachable!()
+    };
+    let key = parse_key(key)?;
+    let db = open_read_only(path)?;
+    match db.get(&ReadOptions::default(), &key)? {
+        Some(v) => {
+            let mut out = std::io::stdout().lock();
+            if args.has("hex") || std::str::from_utf8(&v).is_err() {
+                let _ = writeln!(out, "{}", hex(&v));
+            } else {
+                let _ = out.write_all(&v);
+                let _ = writeln!(out);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        None => {
+            eprintln!("strata: NotFound: {}", display_key(&key));
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+pub fn dump(raw: &[String]) -> CliResult {
+    let args = Args::parse(raw, &["limit"], &[])?;
+    let [path] = args.positionals(&["DB_DIR"])? else {
+        unreachable!()
+    };
+    let limit = args.number("limit")?.unwrap_or(u64::MAX);
+    let db = open_read_only(path)?;
+    let mut it = db.iter(&ReadOptions::default());
+    it.seek_to_first();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut n = 0;
+    while it.valid() && n < limit {
+        if writeln!(out, "{}\t{}", display_key(it.key()), it.value().len()).is_err() {
+            return Ok(ExitCode::SUCCESS); // closed pipe (e.g. `| head`)
+        }
+        n += 1;
+        it.next();
+    }
+    it.status()?;
+    let _ = out.flush();
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn info(raw: &[String]) -> CliResult {
+    let args = Args::parse(raw, &[], &[])?;
+    let [path] = args.positionals(&["DB_DIR"])? else {
+        unreachable!()
+    };
+    let db = open_read_only(path)?;
+    let rec = db.recovery_info();
+    let version = db.version();
+    println!("database     {}", db.dir());
+    println!("manifest     {}", rec.manifest);
+    println!("last seq     {}", db.last_sequence());
+    println!("next file    {}", rec.next_file_number);
+    for log in &rec.logs {
+        println!(
+            "log          {}: {} batches, {} bytes",
+            log.name, log.records, log.bytes
+        );
+    }
+    println!(
+        "memtable     {} entries (from the log)",
+        db.memtable_entries()
+    );
+    let mut all_ids = std::collections::BTreeMap::<u8, u64>::new();
+    let mut total_entries = 0;
+    let mut total_bytes = 0;
+    for level in 0..strata::options::config::NUM_LEVELS {
+        let files = &version.files[level];
+        if files.is_empty() {
+            continue;
+        }
+        println!(
+            "level {level}      {} files, {} bytes",
+            files.len(),
+            version.level_bytes(level)
+        );
+        for f in files {
+            let stats = db.table_stats(f)?;
+            let ids: Vec<String> = stats
+                .compression_ids
+                .iter()
+                .map(|(id, n)| format!("{id}:{n}"))
+                .collect();
+            println!(
+                "  {:06}.ldb  {:>10} bytes  {:>8} entries  {:>5} blocks  ids {{{}}}  index id {}  filter {}",
+                f.number,
+                f.file_size,
+                stats.entries,
+                stats.data_blocks,
+                ids.join(", "),
+                stats.index_compression,
+                if stats.has_filter { "yes" } else { "no" }
+            );
+            for (id, n) in stats.compression_ids {
+                *all_ids.entry(id).or_default() += n;
+            }
+            total_entries += stats.entries;
+            total_bytes += f.file_size;
+        }
+    }
+    let ids: Vec<String> = all_ids.keys().map(|id| id.to_string()).collect();
+    println!("tables       {total_bytes} bytes, {total_entries} internal entries");
+    println!(
+        "compression  ids seen in data blocks: {}",
+        if ids.is_empty() {
+            "-".to_string()
+        } else {
+            ids.join(",")
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn verify(raw: &[String]) -> CliResult {
+    let args = Args::parse(raw, &[], &[])?;
+    let [path] = args.positionals(&["DB_DIR"])? else {
+        unreachable!()
+    };
+    let db = match open_read_only(path) {
+        Ok(db) => db,
+        Err(CliError::Engine(e)) => {
+            println!("FAILED: {e}");
+            return Ok(ExitCode::from(1));
+        }
+        Err(e) => return Err(e),
+    };
+    match db.verify() {
+        Ok(r) => {
+            println!(
+                "OK: {} tables, {} blocks, {} entries, {} bytes; logs and MANIFEST intact",
+                r.tables, r.blocks, r.entries, r.bytes
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            println!("FAILED: {e}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}

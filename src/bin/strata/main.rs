@@ -1,0 +1,54 @@
+//! `strata`: the command-line front end over the engine's public API.
+//!
+//! Every DB_DIR may also be a Bedrock world folder (one holding `level.dat` and `db/`).
+//! Exit codes: 0 success, 1 the operation failed (corruption, not found, I/O), 2 bad usage.
+
+mod args;
+mod commands;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: strata <command> [options]
+
+commands:
+  scan [--json] DB_DIR        read every entry in key order; count and CRC-32C them
+  get DB_DIR KEY              print the value of KEY (text, or 0x-prefixed hex)
+  dump DB_DIR [--limit N]     list keys (text or hex) and value sizes in key order
+  info DB_DIR                 files per level, sizes, entry counts, compression ids
+  verify DB_DIR               read and check every block of every live file
+
+DB_DIR may be a LevelDB folder or a Bedrock world folder holding level.dat and db/.";
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let Some((command, rest)) = argv.split_first() else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let result = match command.as_str() {
+        "scan" => commands::scan(rest),
+        "get" => commands::get(rest),
+        "dump" => commands::dump(rest),
+        "info" => commands::info(rest),
+        "verify" => commands::verify(rest),
+        "help" | "--help" | "-h" => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        other => Err(commands::CliError::Usage(format!(
+            "unknown command {other:?}"
+        ))),
+    };
+    match result {
+        Ok(code) => code,
+        Err(commands::CliError::Usage(msg)) => {
+            eprintln!("strata: {msg}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+        Err(commands::CliError::Engine(e)) => {
+            eprintln!("strata: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! Internal keys: how a user key, a sequence number and a value type are packed together, and
+//! the one order everything in the engine is sorted by.
+//!
+//! `internal_key = user_key ‖ fixed64_le(sequence << 8 | type)`; type 1 = value, 0 = deletion;
+//! sequence < 2^56. Order: user key ascending (bytewise; LevelDB's
+//! `leveldb.BytewiseComparator`), then sequence descending, then type descending, so the newest
+//! version of a key comes first.
+//!
+//! Functions here never panic on malformed keys (shorter than 8 bytes): such a key compares as
+//! a user key with trailer 0, and `parse_internal_key` reports it as `None`.
+
+use std::cmp::Ordering;
+
+use crate::util::coding::{decode_fixed64, put_fixed64, put_varint32, varint_length};
+
+pub type SequenceNumber = u64;
+
+/// The largest sequence number that fits in the 56 bits of a trailer.
+pub const MAX_SEQUENCE_NUMBER: SequenceNumber = (1 << 56) - 1;
+
+/// The name of the only comparator this engine supports (stored in every MANIFEST).
+pub const BYTEWISE_COMPARATOR: &str = "leveldb.BytewiseComparator";
+
+/// What an internal key records about its user key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueType {
+    Deletion = 0,
+    Value = 1,
+}
+
+impl ValueType {
+    pub fn from_byte(b: u8) -> Option<Self> {
+        match b {
+            0 => Some(ValueType::Deletion),
+            1 => Some(ValueType::Value),
+            _ => None,
+        }
+    }
+}
+
+/// The type used when seeking: `Value` sorts before `Deletion` at the same sequence, so a seek
+/// key with the highest type finds every entry at or below its sequence.
+pub const VALUE_TYPE_FOR_SEEK: ValueType = ValueType::Value;
+
+#[inline]
+pub fn pack_sequence_and_type(seq: SequenceNumber, t: ValueType) -> u64 {
+    debug_assert!(seq <= MAX_SEQUENCE_NUMBER);
+    (seq << 8) | t as u64
+}
+
+/// Appends `user_key ‖ trailer` to `dst`.
+pub fn append_internal_key(dst: &mut Vec<u8>, user_key: &[u8], seq: SequenceNumber, t: ValueType) {
+    dst.extend_from_slice(user_key);
+    put_fixed64(dst, pack_sequence_and_type(seq, t));
+}
+
+/// Builds an internal key.
+pub fn make_internal_key(user_key: &[u8], seq: SequenceNumber, t: ValueType) -> Vec<u8> {
+    let mut k = Vec::with_capacity(user_key.len() + 8);
+    append_internal_key(&mut k, user_key, seq, t);
+    k
+}
+
+/// The parts of a well-formed internal key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParsedInternalKey<'a> {
+    pub user_key: &'a [u8],
+    pub sequence: SequenceNumber,
+    pub value_type: ValueType,
+}
+
+/// Splits an internal key; `None` if it is shorter than 8 bytes or its type byte is unknown.
+#[inline]
+pub fn parse_internal_key(ikey: &[u8]) -> Option<ParsedInternalKey<'_>> {
+    let n = ikey.len();
+    if n < 8 {
+        return None;
+    }
+    let trailer = decode_fixed64(&ikey[n - 8..]);
+    Some(ParsedInternalKey {
+        user_key: &ikey[..n - 8],
+        sequence: trailer >> 8,
+        value_type: ValueType::from_byte(trailer as u8)?,
+    })
+}
+
+/// The user key part of an internal key (the whole key if it is malformed).
+#[inline]
+pub fn extract_user_key(ikey: &[u8]) -> &[u8] {
+    if ikey.len() >= 8 {
+        &ikey[..ikey.len() - 8]
+    } else {
+        ikey
+    }
+}
+
+#[inline]
+fn trailer(ikey: &[u8]) -> u64 {
+    if ikey.len() >= 8 {
+        decode_fixed64(&ikey[ikey.len() - 8..])
+    } else {
+        0
+    }
+}
+
+/// The internal key order: user key ascending, then trailer (sequence, type) descending.
+#[inline]
+pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
+    match extract_user_key(a).cmp(extract_user_key(b)) {
+        Ordering::Equal => trailer(b).cmp(&trailer(a)),
+        o => o,
+    }
+}
+
+/// A key for looking up `user_key` as of `sequence`, in the forms the memtable and tables need.
+pub struct LookupKey {
+    /// varint32(len(internal key)) ‖ internal key
+    data: Vec<u8>,
+    key_start: usize,
+}
+
+impl LookupKey {
+    pub fn new(user_key: &[u8], sequence: SequenceNumber) -> Self {
+        let ikey_len = user_key.len() + 8;
+        let mut data = Vec::with_capacity(ikey_len + varint_length(ikey_len as u64));
+        put_varint32(&mut data, ikey_len as u32);
+        let key_start = data.len();
+        append_internal_key(&mut data, user_key, sequence, VALUE_TYPE_FOR_SEEK);
+        LookupKey { data, key_start }
+    }
+
+    /// The memtable's entry-prefix form: length-prefixed internal key.
+    pub fn memtable_key(&self) -> &[u8] {
+        &self.data
+    }
+
+    pub fn internal_key(&self) -> &[u8] {
+        &self.data[self.key_start..]
+    }
+
+    pub fn user_key(&self) -> &[u8] {
+        &self.data[self.key_start..self.data.len() - 8]
+    }
+}
+
+/// The shortest user key `k` with `start <= k < limit` (LevelDB's `FindShortestSeparator` for
+/// the bytewise comparator); returns `start` itself when no shorter one exists.
+pub fn shortest_separator(start: &[u8], limit: &[u8]) -> Vec<u8> {
+    let min_len = start.len().min(limit.len());
+    let diff = start
+        .iter()
+        .zip(limit)
+        .position(|(a, b)| a != b)
+        .unwrap_or(min_len);
+    if diff < min_len {
+        let byte = start[diff];
+        if byte < 0xff && byte + 1 < limit[diff] {
+            let mut sep = start[..=diff].to_vec();
+            sep[diff] += 1;
+            return sep;
+        }
+    }
+    start.to_vec()
+}
+
+/// The shortest user key `>= key` (LevelDB's `FindShortSuccessor`).
+pub fn short_successor(key: &[u8]) -> Vec<u8> {
+    for (i, &b) in key.iter().enumerate() {
+        if b != 0xff {
+            let mut succ = key[..=i].to_vec();
+            succ[i] += 1;
+            return succ;
+        }
+    }
+    key.to_vec()
+}
+
+/// The internal-key form of [`shortest_separator`]: if the user key got shorter, it is given
+/// the maximal trailer so it still sorts after every entry of `start`'s user key.
+pub fn internal_shortest_separator(start: &[u8], limit: &[u8]) -> Vec<u8> {
+    let user_start = extract_user_key(start);
+    let user_limit = extract_user_key(limit);
+    let sep = shortest_separator(user_start, user_limit);
+    if sep.len() < user_start.len() && user_start < &sep[..] {
+        make_internal_key(&sep, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK)
+    } else {
+        start.to_vec()
+    }
+}
+
+/// The internal-key form of [`short_successor`].
+pub fn internal_short_successor(key: &[u8]) -> Vec<u8> {
+    let user = extract_user_key(key);
+    let succ = short_successor(user);
+    if succ.len() < user.len() && user < &succ[..] {
+        make_internal_key(&succ, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK)
+    } else {
+        key.to_vec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ik(k: &[u8], seq: u64, t: ValueType) -> Vec<u8> {
+        make_internal_key(k, seq, t)
+    }
+
+    #[test]
+    fn order_is_user_key_then_newest_first() {
+        use ValueType::*;
+        let mut keys = vec![
+            ik(b"b", 1, Value),
+            ik(b"a", 1, Value),
+            ik(b"a", 5, Deletion),
+            ik(b"a", 5, Value),
+            ik(b"", 9, Value),
+            ik(b"a\x00", 2, Value),
+        ];
+        keys.sort_by(|a, b| compare_internal_keys(a, b));
+        assert_eq!(
+            keys,
+            vec![
+                ik(b"", 9, Value),
+                ik(b"a", 5, Value),
+                ik(b"a", 5, Deletion),
+                ik(b"a", 1, Value),
+                ik(b"a\x00", 2, Value),
+                ik(b"b", 1, Value),
+            ]
+        );
+    }
+
+    #[test]
+    fn parse_round_trips_and_rejects_malformed() {
+        let k = ik(b"hello", 0x00ab_cdef_0123_4567, ValueType::Deletion);
+        assert_eq!(k[5..], [0x00, 0x67, 0x45, 0x23, 0x01, 0xef, 0xcd, 0xab]);
+        let p = parse_internal_key(&k).unwrap();
+        assert_eq!(p.user_key, b"hello");
+        assert_eq!(p.sequence, 0x00ab_cdef_0123_4567);
+        assert_eq!(p.value_type, ValueType::Deletion);
+        assert_eq!(parse_internal_key(b"short"), None);
+        let mut bad = k.clone();
+        bad[5] = 7;
+        assert_eq!(parse_internal_key(&bad), None);
+        // Malformed keys still compare without panicking.
+        assert_eq!(compare_internal_keys(b"ab", b"ab"), Ordering::Equal);
+    }
+
+    #[test]
+    fn lookup_key_forms() {
+        let lk = LookupKey::new(b"key", 42);
+        assert_eq!(lk.user_key(), b"key");
+        assert_eq!(lk.internal_key(), &ik(b"key", 42, ValueType::Value)[..]);
+        assert_eq!(lk.memtable_key()[0], 11);
+        assert_eq!(&lk.memtable_key()[1..], lk.internal_key());
+    }
+
+    #[test]
+    fn separators_match_leveldb() {
+        // From LevelDB's db/dbformat_test.cc.
+        assert_eq!(shortest_separator(b"foo", b"foo"), b"foo");
+        assert_eq!(shortest_separator(b"foo", b"bar"), b"foo");
+        assert_eq!(shortest_separator(b"foo", b"hello"), b"g");
+        assert_eq!(shortest_separator(b"foo", b"foobar"), b"foo");
+        assert_eq!(shortest_separator(b"foobar", b"foo"), b"foobar");
+        assert_eq!(shortest_separator(b"abc1xyz", b"abc3"), b"abc2");
+        assert_eq!(short_successor(b"foo"), b"g");
+        assert_eq!(short_successor(b"\xff\xff"), b"\xff\xff");
+        assert_eq!(short_successor(b"\xff\x05"), b"\xff\x06");
+        let sep = internal_shortest_separator(
+            &ik(b"foo", 100, ValueType::Value),
+            &ik(b"hello", 200, ValueType::Value),
+        );
+        assert_eq!(sep, ik(b"g", MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK));
+        assert_eq!(
+            internal_short_successor(&ik(b"foo", 100, ValueType::Value)),
+            ik(b"g", MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK)
+        );
+    }
+}

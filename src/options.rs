@@ -1,0 +1,154 @@
+//! Every tunable of the engine in one place, each documented with its default, plus the two
+//! dialect profiles: `Options::google()` (what Google's LevelDB writes: Snappy, id 1) and
+//! `Options::bedrock()` (Mojang's settings for Minecraft worlds: raw deflate, id 4).
+
+use crate::compress::CompressionType;
+
+/// Level-structure constants (LevelDB's `config` namespace).
+pub mod config {
+    /// Number of levels.
+    pub const NUM_LEVELS: usize = 7;
+    /// L0 file count that triggers a compaction (Google's value).
+    pub const L0_COMPACTION_TRIGGER: usize = 4;
+    /// L0 file count at which writes are slowed by 1 ms each.
+    pub const L0_SLOWDOWN_WRITES_TRIGGER: usize = 8;
+    /// L0 file count at which writes stop until compaction catches up.
+    pub const L0_STOP_WRITES_TRIGGER: usize = 12;
+    /// Highest level a fresh memtable flush may be pushed to if it overlaps nothing.
+    pub const MAX_MEM_COMPACT_LEVEL: usize = 2;
+    /// Bytes read between seek-compaction samples in iterators.
+    pub const READ_BYTES_PERIOD: u64 = 1_048_576;
+}
+
+/// Which on-disk dialect a database is written in. Reading accepts both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// Google's LevelDB: Snappy (id 1) by default; id 2 means Zstd.
+    Google,
+    /// Mojang's fork (Minecraft: Bedrock): raw deflate (id 4); id 2 means zlib.
+    Bedrock,
+}
+
+/// Options for opening a database.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Create the database if it is missing. Default: false.
+    pub create_if_missing: bool,
+    /// Fail if the database already exists. Default: false.
+    pub error_if_exists: bool,
+    /// Open without writing anything to the folder: no LOCK file created, no log replayed
+    /// into a table, no MANIFEST written. Writes fail with `NotSupported`. Default: false.
+    pub read_only: bool,
+    /// Treat any damage found while opening (a corrupt log record, a bad MANIFEST entry) as a
+    /// hard error instead of skipping past it. Default: false.
+    pub paranoid_checks: bool,
+    /// Dialect for writing. Default: `Profile::Google`.
+    pub profile: Profile,
+    /// Codec for new blocks. Default: Snappy (Google), raw deflate (Bedrock).
+    pub compression: CompressionType,
+    /// Approximate uncompressed size of a data block. Default: 4 KiB (Google), 160 KiB (Bedrock).
+    pub block_size: usize,
+    /// Keys between restart points in a data block. Default: 16.
+    pub block_restart_interval: usize,
+    /// Memtable size before it is flushed to an L0 table. Default: 4 MiB.
+    pub write_buffer_size: usize,
+    /// Target size of a table written by compaction. Default: 2 MiB.
+    pub max_file_size: u64,
+    /// Bloom filter bits per key; 0 disables filters. Default: 10.
+    pub bloom_bits_per_key: u32,
+    /// Capacity of the block cache in bytes (uncompressed blocks). Default: 8 MiB (Google),
+    /// 40 MiB (Bedrock).
+    pub block_cache_capacity: usize,
+    /// Number of open tables kept in the table cache. Default: 1000.
+    pub max_open_files: usize,
+    /// Largest decompressed block the reader accepts; bigger claims are corruption (this is
+    /// what stops a decompression bomb). Default: 16 MiB.
+    pub max_block_size: usize,
+    /// L0 file count that triggers compaction. Default: 4 (Google), 16 (Bedrock).
+    pub l0_compaction_trigger: usize,
+    /// L0 file count at which writes slow down. Default: 8 (Google), 64 (Bedrock).
+    pub l0_slowdown_writes_trigger: usize,
+    /// L0 file count at which writes stop. Default: 12 (Google), 64 (Bedrock).
+    pub l0_stop_writes_trigger: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self::google()
+    }
+}
+
+impl Options {
+    /// Google LevelDB's defaults.
+    pub fn google() -> Self {
+        Options {
+            create_if_missing: false,
+            error_if_exists: false,
+            read_only: false,
+            paranoid_checks: false,
+            profile: Profile::Google,
+            compression: CompressionType::Snappy,
+            block_size: 4 * 1024,
+            block_restart_interval: 16,
+            write_buffer_size: 4 * 1024 * 1024,
+            max_file_size: 2 * 1024 * 1024,
+            bloom_bits_per_key: 10,
+            block_cache_capacity: 8 * 1024 * 1024,
+            max_open_files: 1000,
+            max_block_size: 16 * 1024 * 1024,
+            l0_compaction_trigger: config::L0_COMPACTION_TRIGGER,
+            l0_slowdown_writes_trigger: config::L0_SLOWDOWN_WRITES_TRIGGER,
+            l0_stop_writes_trigger: config::L0_STOP_WRITES_TRIGGER,
+        }
+    }
+
+    /// Mojang's settings for Bedrock worlds (their sample setup): raw deflate, 160 KiB blocks,
+    /// bloom 10 bits/key, 40 MiB block cache, 4 MiB write buffer, raised L0 triggers.
+    pub fn bedrock() -> Self {
+        Options {
+            profile: Profile::Bedrock,
+            compression: CompressionType::ZlibRaw,
+            block_size: 160 * 1024,
+            block_cache_capacity: 40 * 1024 * 1024,
+            l0_compaction_trigger: 16,
+            l0_slowdown_writes_trigger: 64,
+            l0_stop_writes_trigger: 64,
+            ..Self::google()
+        }
+    }
+
+    /// These options with `read_only` set.
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+}
+
+/// Options for a read (get, iterator, scan).
+#[derive(Clone, Debug)]
+pub struct ReadOptions {
+    /// Verify every block's checksum as it is read. Default: true (a user's world is precious:
+    /// damage is reported, never silently returned).
+    pub verify_checksums: bool,
+    /// Keep blocks read by this operation in the block cache. Default: true.
+    pub fill_cache: bool,
+    /// Read as of this sequence number (a snapshot); `None` reads the latest state.
+    pub snapshot: Option<u64>,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            verify_checksums: true,
+            fill_cache: true,
+            snapshot: None,
+        }
+    }
+}
+
+/// Options for a write.
+#[derive(Clone, Debug, Default)]
+pub struct WriteOptions {
+    /// Sync the log to stable storage before acknowledging. Default: false.
+    pub sync: bool,
+}

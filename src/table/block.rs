@@ -1,0 +1,260 @@
+//! A decoded block: entries `varint32 shared ‖ varint32 non_shared ‖ varint32 value_len ‖
+//! key_suffix ‖ value`, then `fixed32` restart offsets and a `fixed32` restart count. A restart
+//! entry stores its whole key (shared = 0), so seeks binary-search the restart points.
+//!
+//! Blocks come from disk and may be damaged: every offset and length is checked, and a bad
+//! entry makes the iterator invalid with a `Corruption` status instead of panicking.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::iterator::InternalIterator;
+use crate::key::compare_internal_keys;
+use crate::util::coding::{decode_fixed32, get_varint32};
+
+/// An immutable, shareable block.
+pub struct Block {
+    data: Vec<u8>,
+    /// Offset of the restart array.
+    restarts: usize,
+    num_restarts: u32,
+}
+
+impl Block {
+    /// Validates the restart array of `data`.
+    pub fn new(data: Vec<u8>) -> Result<Block> {
+        if data.len() < 4 {
+            return Err(Error::corruption(
+                "block is too short for its restart count",
+            ));
+        }
+        let num_restarts = decode_fixed32(&data[data.len() - 4..]);
+        let max = (data.len() - 4) / 4;
+        if num_restarts as usize > max {
+            return Err(Error::corruption(format!(
+                "block claims {num_restarts} restart points, room for {max}"
+            )));
+        }
+        let restarts = data.len() - (1 + num_restarts as usize) * 4;
+        Ok(Block {
+            data,
+            restarts,
+            num_restarts,
+        })
+    }
+
+    /// Size of the uncompressed block in bytes (its cache charge).
+    pub fn size(&self) -> usize {
+        self.data.len()
+    }
+
+    fn restart_point(&self, i: u32) -> usize {
+        decode_fixed32(&self.data[self.restarts + 4 * i as usize..]) as usize
+    }
+
+    /// An iterator over the block, ordered by the internal key comparator.
+    pub fn iter(self: &Arc<Self>) -> BlockIter {
+        BlockIter {
+            block: self.clone(),
+            current: self.restarts,
+            restart_index: self.num_restarts,
+            key: Vec::new(),
+            value: (0, 0),
+            error: None,
+        }
+    }
+}
+
+/// Decodes the entry header at `offset`: `(shared, non_shared, value_len, header_len)`,
+/// checking that the entry fits before `limit`.
+#[inline]
+fn decode_entry(data: &[u8], offset: usize, limit: usize) -> Option<(usize, usize, usize, usize)> {
+    let p = data.get(offset..limit)?;
+    if p.len() < 3 {
+        return None;
+    }
+    let (shared, non_shared, value_len, n) = if (p[0] | p[1] | p[2]) < 0x80 {
+        (p[0] as u32, p[1] as u32, p[2] as u32, 3)
+    } else {
+        let (a, n1) = get_varint32(p)?;
+        let (b, n2) = get_varint32(&p[n1..])?;
+        let (c, n3) = get_varint32(&p[n1 + n2..])?;
+        (a, b, c, n1 + n2 + n3)
+    };
+    let (non_shared, value_len) = (non_shared as usize, value_len as usize);
+    if p.len() - n < non_shared + value_len {
+        return None;
+    }
+    Some((shared as usize, non_shared, value_len, n))
+}
+
+/// Iterator over one block. Holds the block alive; the key is rebuilt in its own buffer.
+pub struct BlockIter {
+    block: Arc<Block>,
+    /// Offset of the current entry; `restarts` when not valid.
+    current: usize,
+    /// Restart block the current entry is in.
+    restart_index: u32,
+    key: Vec<u8>,
+    /// (offset, length) of the current value.
+    value: (usize, usize),
+    error: Option<Error>,
+}
+
+impl BlockIter {
+    fn next_entry_offset(&self) -> usize {
+        self.value.0 + self.value.1
+    }
+
+    fn corrupt(&mut self, what: &str) {
+        self.current = self.block.restarts;
+        self.restart_index = self.block.num_restarts;
+        self.key.clear();
+        self.value = (0, 0);
+        if self.error.is_none() {
+            self.error = Some(Error::corruption(format!("bad entry in block: {what}")));
+        }
+    }
+
+    fn seek_to_restart_point(&mut self, index: u32) {
+        self.key.clear();
+        self.restart_index = index;
+        // `current` is fixed up by parse_next_key; set the value so that
+        // next_entry_offset() is the restart point.
+        let offset = self.block.restart_point(index);
+        self.value = (offset, 0);
+    }
+
+    /// Moves to the entry at `next_entry_offset()`. Returns false at the end or on damage.
+    fn parse_next_key(&mut self) -> bool {
+        self.current = self.next_entry_offset();
+        let restarts = self.block.restarts;
+        if self.current >= restarts {
+            self.current = restarts;
+            self.restart_index = self.block.num_restarts;
+            return false;
+        }
+        let Some((shared, non_shared, value_len, n)) =
+            decode_entry(&self.block.data, self.current, restarts)
+        else {
+            self.corrupt("entry runs past the restart array");
+            return false;
+        };
+        if self.key.len() < shared {
+            self.corrupt("shared prefix longer than the previous key");
+            return false;
+        }
+        let p = self.current + n;
+        self.key.truncate(shared);
+        self.key
+            .extend_from_slice(&self.block.data[p..p + non_shared]);
+        self.value = (p + non_shared, value_len);
+        while self.restart_index + 1 < self.block.num_restarts
+            && self.block.restart_point(self.restart_index + 1) < self.current
+        {
+            self.restart_index += 1;
+        }
+        true
+    }
+
+    /// The full key stored at restart point `i`, or `None` if it is damaged.
+    fn restart_key(&self, i: u32) -> Option<&[u8]> {
+        let offset = self.block.restart_point(i);
+        let (shared, non_shared, _, n) =
+            decode_entry(&self.block.data, offset, self.block.restarts)?;
+        if shared != 0 {
+            return None;
+        }
+        Some(&self.block.data[offset + n..offset + n + non_shared])
+    }
+}
+
+impl InternalIterator for BlockIter {
+    fn valid(&self) -> bool {
+        self.current < self.block.restarts
+    }
+
+    fn seek_to_first(&mut self) {
+        if self.block.num_restarts == 0 {
+            self.current = self.block.restarts;
+            return;
+        }
+        self.seek_to_restart_point(0);
+        self.parse_next_key();
+    }
+
+    fn seek_to_last(&mut self) {
+        if self.block.num_restarts == 0 {
+            self.current = self.block.restarts;
+            return;
+        }
+        self.seek_to_restart_point(self.block.num_restarts - 1);
+        while self.parse_next_key() && self.next_entry_offset() < self.block.restarts {}
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        if self.block.num_restarts == 0 {
+            self.current = self.block.restarts;
+            return;
+        }
+        // Binary search for the last restart point whose key is < target.
+        let (mut left, mut right) = (0u32, self.block.num_restarts - 1);
+        while left < right {
+            let mid = left + (right - left).div_ceil(2);
+            let Some(mid_key) = self.restart_key(mid) else {
+                self.corrupt("bad restart point");
+                return;
+            };
+            if compare_internal_keys(mid_key, target) == Ordering::Less {
+                left = mid;
+            } else {
+                right = mid - 1;
+            }
+        }
+        self.seek_to_restart_point(left);
+        loop {
+            if !self.parse_next_key() {
+                return;
+            }
+            if compare_internal_keys(&self.key, target) != Ordering::Less {
+                return;
+            }
+        }
+    }
+
+    fn next(&mut self) {
+        debug_assert!(self.valid());
+        self.parse_next_key();
+    }
+
+    fn prev(&mut self) {
+        debug_assert!(self.valid());
+        let original = self.current;
+        while self.block.restart_point(self.restart_index) >= original {
+            if self.restart_index == 0 {
+                self.current = self.block.restarts;
+                self.restart_index = self.block.num_restarts;
+                return;
+            }
+            self.restart_index -= 1;
+        }
+        self.seek_to_restart_point(self.restart_index);
+        while self.parse_next_key() && self.next_entry_offset() < original {}
+    }
+
+    fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    fn value(&self) -> &[u8] {
+        &self.block.data[self.value.0..self.value.0 + self.value.1]
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.error {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+}

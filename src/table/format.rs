@@ -1,0 +1,160 @@
+//! Block handles, the 48-byte footer, and reading one block: its 5-byte trailer (type byte +
+//! masked CRC-32C of block ‖ type) is checked and the payload decompressed, bounded.
+
+use crate::compress;
+use crate::error::{Error, Result};
+use crate::storage::{read_exact_at, RandomAccessFile};
+use crate::util::coding::{decode_fixed32, decode_fixed64, get_varint64, put_varint64};
+use crate::util::crc;
+
+/// `0xdb4775248b80fb57`, LevelDB's table magic, stored as fixed64 LE at the end of a table.
+pub const TABLE_MAGIC: u64 = 0xdb47_7524_8b80_fb57;
+/// Two handles of at most 10 + 10 bytes each, padded, plus the magic.
+pub const FOOTER_SIZE: usize = 48;
+/// Compression type byte + masked CRC.
+pub const BLOCK_TRAILER_SIZE: usize = 5;
+const MAX_ENCODED_HANDLE: usize = 20;
+
+/// Where a block lives in a table (its size excludes the trailer).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockHandle {
+    pub offset: u64,
+    pub size: u64,
+}
+
+impl BlockHandle {
+    pub fn encode_to(&self, dst: &mut Vec<u8>) {
+        put_varint64(dst, self.offset);
+        put_varint64(dst, self.size);
+    }
+
+    /// Decodes a handle at the start of `src`: `(handle, bytes consumed)`.
+    pub fn decode(src: &[u8]) -> Option<(BlockHandle, usize)> {
+        let (offset, a) = get_varint64(src)?;
+        let (size, b) = get_varint64(&src[a..])?;
+        Some((BlockHandle { offset, size }, a + b))
+    }
+}
+
+/// The table footer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Footer {
+    pub metaindex: BlockHandle,
+    pub index: BlockHandle,
+}
+
+impl Footer {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(FOOTER_SIZE);
+        self.metaindex.encode_to(&mut out);
+        self.index.encode_to(&mut out);
+        out.resize(2 * MAX_ENCODED_HANDLE, 0);
+        out.extend_from_slice(&TABLE_MAGIC.to_le_bytes());
+        out
+    }
+
+    pub fn decode(src: &[u8]) -> Result<Footer> {
+        if src.len() < FOOTER_SIZE {
+            return Err(Error::corruption("table footer is too short"));
+        }
+        let magic = decode_fixed64(&src[FOOTER_SIZE - 8..]);
+        if magic != TABLE_MAGIC {
+            return Err(Error::corruption(
+                "not an sstable (bad magic number in footer)",
+            ));
+        }
+        let bad = || Error::corruption("bad block handle in table footer");
+        let (metaindex, n) = BlockHandle::decode(src).ok_or_else(bad)?;
+        let (index, _) = BlockHandle::decode(&src[n..]).ok_or_else(bad)?;
+        Ok(Footer { metaindex, index })
+    }
+}
+
+/// A block as read: uncompressed bytes plus the compression id its trailer named.
+pub struct BlockContents {
+    pub data: Vec<u8>,
+    pub compression_id: u8,
+}
+
+/// Reads the block at `handle`, checks its trailer CRC (if `verify`), and decompresses it,
+/// refusing more than `max_size` bytes of output. Errors carry the block's offset.
+pub fn read_block(
+    file: &dyn RandomAccessFile,
+    file_size: u64,
+    handle: BlockHandle,
+    verify: bool,
+    max_size: usize,
+) -> Result<BlockContents> {
+    let end = handle
+        .offset
+        .checked_add(handle.size)
+        .and_then(|e| e.checked_add(BLOCK_TRAILER_SIZE as u64));
+    match end {
+        Some(end) if end <= file_size && handle.size <= max_size as u64 => {}
+        _ => {
+            return Err(Error::corruption(format!(
+                "block handle (offset {}, size {}) lies outside the {file_size}-byte file",
+                handle.offset, handle.size
+            ))
+            .at_offset(handle.offset))
+        }
+    }
+    let n = handle.size as usize;
+    let raw = read_exact_at(file, handle.offset, n + BLOCK_TRAILER_SIZE)?;
+    decode_block(raw, verify, max_size).map_err(|e| e.at_offset(handle.offset))
+}
+
+/// Checks and decompresses `raw` = block bytes ‖ trailer.
+pub fn decode_block(mut raw: Vec<u8>, verify: bool, max_size: usize) -> Result<BlockContents> {
+    let n = raw.len() - BLOCK_TRAILER_SIZE;
+    let compression_id = raw[n];
+    if verify {
+        let expected = crc::unmask(decode_fixed32(&raw[n + 1..]));
+        let actual = crc::value(&raw[..n + 1]);
+        if expected != actual {
+            return Err(Error::corruption("block checksum mismatch"));
+        }
+    }
+    if compression_id == 0 {
+        raw.truncate(n);
+        return Ok(BlockContents {
+            data: raw,
+            compression_id,
+        });
+    }
+    let data = compress::decompress(compression_id, &raw[..n], max_size)?;
+    Ok(BlockContents {
+        data,
+        compression_id,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn footer_round_trip_and_layout() {
+        let f = Footer {
+            metaindex: BlockHandle {
+                offset: 1000,
+                size: 30,
+            },
+            index: BlockHandle {
+                offset: 1035,
+                size: 300_000,
+            },
+        };
+        let enc = f.encode();
+        assert_eq!(enc.len(), FOOTER_SIZE);
+        assert_eq!(
+            &enc[40..],
+            &[0x57, 0xfb, 0x80, 0x8b, 0x24, 0x75, 0x47, 0xdb]
+        );
+        assert_eq!(Footer::decode(&enc).unwrap(), f);
+        let mut bad = enc.clone();
+        bad[47] ^= 1;
+        assert!(Footer::decode(&bad).unwrap_err().is_corruption());
+        assert!(Footer::decode(&enc[1..]).unwrap_err().is_corruption());
+    }
+}

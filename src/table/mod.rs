@@ -1,0 +1,24 @@
+//! Sorted string tables (LevelDB doc/table_format.md):
+//! `[data blocks][meta blocks][metaindex block][index block][footer]`.
+//!
+//! - `format`: block handles, the footer, reading and checking one block.
+//! - `block` / `block_builder`: prefix-compressed entries with restart points.
+//! - `filter_block`: one bloom filter per 2 KiB of data-block offsets.
+//! - `table` / `table_builder`: the reader (with its iterator and point lookup) and the writer.
+//! - `two_level_iterator`, `merger`: iterator combinators the table and the DB share.
+
+pub mod block;
+pub mod block_builder;
+pub mod filter_block;
+pub mod format;
+pub mod merger;
+#[allow(clippy::module_inception)] // named after LevelDB's table/table.cc
+pub mod table;
+pub mod table_builder;
+pub mod two_level_iterator;
+
+pub use table::Table;
+pub use table_builder::TableBuilder;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,291 @@
+//! Reading a table: footer → index block (+ metaindex → filter block) at open; data blocks on
+//! demand through the shared block cache. Every block's checksum is verified unless the read
+//! options say otherwise; errors name the table file and the block offset.
+//!
+//! A `Table` is immutable and shared (`Arc`) by the table cache, iterators and scans.
+
+use std::sync::Arc;
+
+use super::block::{Block, BlockIter};
+use super::filter_block::FilterBlockReader;
+use super::format::{read_block, BlockHandle, Footer, FOOTER_SIZE};
+use super::two_level_iterator::{InnerOpener, TwoLevelIterator};
+use crate::cache::Cache;
+use crate::error::{Error, Result};
+use crate::filter::BLOOM_FILTER_NAME;
+use crate::iterator::InternalIterator;
+use crate::key::extract_user_key;
+use crate::options::ReadOptions;
+use crate::storage::{read_exact_at, RandomAccessFile};
+
+/// Settings a table reader needs from the database.
+#[derive(Clone)]
+pub struct TableSettings {
+    pub block_cache: Option<Arc<Cache<Arc<Block>>>>,
+    pub max_block_size: usize,
+    /// Verify the index and filter blocks read at open (always on by default).
+    pub verify_checksums: bool,
+}
+
+pub struct Table {
+    file: Arc<dyn RandomAccessFile>,
+    name: String,
+    size: u64,
+    settings: TableSettings,
+    cache_id: u64,
+    index: Arc<Block>,
+    index_offset: u64,
+    filter: Option<FilterBlockReader>,
+    /// Compression ids of the index block (data blocks are seen as they are read).
+    index_compression: u8,
+}
+
+impl Table {
+    /// Opens the table in `file` (`size` bytes), named `name` in errors.
+    pub fn open(
+        file: Arc<dyn RandomAccessFile>,
+        name: impl Into<String>,
+        size: u64,
+        settings: TableSettings,
+    ) -> Result<Table> {
+        let name = name.into();
+        Self::open_inner(file, &name, size, settings).map_err(|e| e.in_file(name))
+    }
+
+    fn open_inner(
+        file: Arc<dyn RandomAccessFile>,
+        name: &str,
+        size: u64,
+        settings: TableSettings,
+    ) -> Result<Table> {
+        if size < FOOTER_SIZE as u64 {
+            return Err(Error::corruption("file is too short to be a table").at_offset(0));
+        }
+        let footer_offset = size - FOOTER_SIZE as u64;
+        let footer_bytes = read_exact_at(&*file, footer_offset, FOOTER_SIZE)?;
+        let footer = Footer::decode(&footer_bytes).map_err(|e| e.at_offset(footer_offset))?;
+        let verify = settings.verify_checksums;
+        let max = settings.max_block_size;
+        let index_contents = read_block(&*file, size, footer.index, verify, max)?;
+        let index_compression = index_contents.compression_id;
+        let index = Arc::new(
+            Block::new(index_contents.data).map_err(|e| e.at_offset(footer.index.offset))?,
+        );
+
+        // The filter is an optimization: a table whose metaindex or filter is damaged still
+        // opens and answers reads (from the checksummed data blocks), only slower.
+        let filter = read_block(&*file, size, footer.metaindex, verify, max)
+            .ok()
+            .and_then(|m| Block::new(m.data).ok())
+            .and_then(|meta| {
+                let meta = Arc::new(meta);
+                let mut it = meta.iter();
+                it.seek_to_first();
+                let wanted = format!("filter.{BLOOM_FILTER_NAME}");
+                while it.valid() {
+                    if it.key() == wanted.as_bytes() {
+                        return BlockHandle::decode(it.value()).map(|(h, _)| h);
+                    }
+                    it.next();
+                }
+                None
+            })
+            .and_then(|h| read_block(&*file, size, h, verify, max).ok())
+            .map(|c| FilterBlockReader::new(c.data));
+
+        let cache_id = settings.block_cache.as_ref().map_or(0, |c| c.new_id());
+        Ok(Table {
+            file,
+            name: name.to_string(),
+            size,
+            settings,
+            cache_id,
+            index,
+            index_offset: footer.index.offset,
+            filter,
+            index_compression,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn file_size(&self) -> u64 {
+        self.size
+    }
+
+    pub fn index_compression(&self) -> u8 {
+        self.index_compression
+    }
+
+    pub fn has_filter(&self) -> bool {
+        self.filter.is_some()
+    }
+
+    /// An iterator over the index block: keys are separators, values are block handles.
+    pub fn index_iter(&self) -> BlockIter {
+        self.index.iter()
+    }
+
+    /// Reads (or finds in the cache) the data block named by an index value.
+    pub fn block(&self, index_value: &[u8], options: &ReadOptions) -> Result<Arc<Block>> {
+        let (handle, _) = BlockHandle::decode(index_value).ok_or_else(|| {
+            Error::corruption("bad block handle in index block").in_file(self.name.clone())
+        })?;
+        self.block_at(handle, options)
+    }
+
+    pub fn block_at(&self, handle: BlockHandle, options: &ReadOptions) -> Result<Arc<Block>> {
+        let key = (self.cache_id, handle.offset);
+        if let Some(cache) = &self.settings.block_cache {
+            if let Some(b) = cache.get(&key) {
+                return Ok(b);
+            }
+        }
+        let block = self.read_block_uncached(handle, options.verify_checksums)?;
+        let block = Arc::new(block.0);
+        if options.fill_cache {
+            if let Some(cache) = &self.settings.block_cache {
+                cache.insert(key, block.clone(), block.size());
+            }
+        }
+        Ok(block)
+    }
+
+    /// Reads and decodes one block without the cache: `(block, compression id)`.
+    pub fn read_block_uncached(&self, handle: BlockHandle, verify: bool) -> Result<(Block, u8)> {
+        let contents = read_block(
+            &*self.file,
+            self.size,
+            handle,
+            verify,
+            self.settings.max_block_size,
+        )
+        .map_err(|e| e.in_file(self.name.clone()))?;
+        let id = contents.compression_id;
+        let block = Block::new(contents.data)
+            .map_err(|e| e.in_file(self.name.clone()).at_offset(handle.offset))?;
+        Ok((block, id))
+    }
+
+    /// An iterator over all entries (internal keys).
+    pub fn iter(self: &Arc<Self>, options: ReadOptions) -> TableIterator {
+        TwoLevelIterator::new(
+            AnnotatedBlockIter {
+                inner: self.index.iter(),
+                file: self.name.clone(),
+                offset: self.index_offset,
+            },
+            BlockOpener {
+                table: self.clone(),
+                options,
+            },
+        )
+    }
+
+    /// The first entry with key >= `ikey` in the block that may hold it, if the filter does not
+    /// rule the user key out: `(internal key, value)`.
+    pub fn internal_get(
+        &self,
+        options: &ReadOptions,
+        ikey: &[u8],
+    ) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let mut index = self.index.iter();
+        index.seek(ikey);
+        index.status().map_err(|e| e.in_file(self.name.clone()))?;
+        if !index.valid() {
+            return Ok(None);
+        }
+        let (handle, _) = BlockHandle::decode(index.value()).ok_or_else(|| {
+            Error::corruption("bad block handle in index block").in_file(self.name.clone())
+        })?;
+        if let Some(filter) = &self.filter {
+            if !filter.key_may_match(handle.offset, extract_user_key(ikey)) {
+                return Ok(None);
+            }
+        }
+        let block = self.block_at(handle, options)?;
+        let mut it = block.iter();
+        it.seek(ikey);
+        it.status()
+            .map_err(|e| e.in_file(self.name.clone()).at_offset(handle.offset))?;
+        if it.valid() {
+            return Ok(Some((it.key().to_vec(), it.value().to_vec())));
+        }
+        Ok(None)
+    }
+
+    /// Approximate file offset of `ikey` (start of the block that would hold it).
+    pub fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
+        let mut index = self.index.iter();
+        index.seek(ikey);
+        if index.valid() {
+            if let Some((h, _)) = BlockHandle::decode(index.value()) {
+                return h.offset;
+            }
+        }
+        self.size
+    }
+}
+
+/// Opens data blocks for a table iterator.
+pub struct BlockOpener {
+    table: Arc<Table>,
+    options: ReadOptions,
+}
+
+impl InnerOpener for BlockOpener {
+    type Inner = AnnotatedBlockIter;
+    fn open(&mut self, index_value: &[u8]) -> Result<AnnotatedBlockIter> {
+        let block = self.table.block(index_value, &self.options)?;
+        let offset = BlockHandle::decode(index_value).map_or(0, |(h, _)| h.offset);
+        Ok(AnnotatedBlockIter {
+            inner: block.iter(),
+            file: self.table.name.clone(),
+            offset,
+        })
+    }
+}
+
+/// A block iterator whose errors name the table file and block offset.
+pub struct AnnotatedBlockIter {
+    inner: BlockIter,
+    file: String,
+    offset: u64,
+}
+
+impl InternalIterator for AnnotatedBlockIter {
+    fn valid(&self) -> bool {
+        self.inner.valid()
+    }
+    fn seek_to_first(&mut self) {
+        self.inner.seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        self.inner.seek_to_last()
+    }
+    fn seek(&mut self, target: &[u8]) {
+        self.inner.seek(target)
+    }
+    fn next(&mut self) {
+        self.inner.next()
+    }
+    fn prev(&mut self) {
+        self.inner.prev()
+    }
+    fn key(&self) -> &[u8] {
+        self.inner.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.inner.value()
+    }
+    fn status(&self) -> Result<()> {
+        self.inner
+            .status()
+            .map_err(|e| e.in_file(self.file.clone()).at_offset(self.offset))
+    }
+}
+
+/// Iterator over a whole table.
+pub type TableIterator = TwoLevelIterator<AnnotatedBlockIter, BlockOpener>;

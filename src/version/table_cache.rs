@@ -1,0 +1,108 @@
+//! Keeps recently used tables open (LevelDB db/table_cache.cc): an LRU of `Arc<Table>` keyed
+//! by file number, bounded by `max_open_files`. Tables share one block cache.
+
+use std::sync::Arc;
+
+use super::filename::{sst_table_file_name, table_file_name};
+use crate::cache::Cache;
+use crate::error::{Error, ErrorKind, Result};
+use crate::iterator::InternalIterator;
+use crate::options::ReadOptions;
+use crate::storage::{base_name, Storage};
+use crate::table::block::Block;
+use crate::table::table::{TableIterator, TableSettings};
+use crate::table::Table;
+
+pub struct TableCache {
+    storage: Arc<dyn Storage>,
+    dir: String,
+    settings: TableSettings,
+    tables: Cache<Arc<Table>>,
+}
+
+impl TableCache {
+    pub fn new(
+        storage: Arc<dyn Storage>,
+        dir: &str,
+        max_open_files: usize,
+        block_cache: Option<Arc<Cache<Arc<Block>>>>,
+        max_block_size: usize,
+    ) -> Self {
+        TableCache {
+            storage,
+            dir: dir.to_string(),
+            settings: TableSettings {
+                block_cache,
+                max_block_size,
+                verify_checksums: true,
+            },
+            tables: Cache::new(max_open_files.max(1)),
+        }
+    }
+
+    /// The open table for file `number` of `size` bytes.
+    pub fn table(&self, number: u64, size: u64) -> Result<Arc<Table>> {
+        if let Some(t) = self.tables.get(&(number, 0)) {
+            return Ok(t);
+        }
+        let path = table_file_name(&self.dir, number);
+        let (path, file) = match self.storage.open_random(&path) {
+            Ok(f) => (path, f),
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                let sst = sst_table_file_name(&self.dir, number);
+                match self.storage.open_random(&sst) {
+                    Ok(f) => (sst, f),
+                    Err(e2) if e2.kind() == ErrorKind::NotFound => {
+                        return Err(Error::corruption(format!(
+                            "table {number:06}.ldb named by the MANIFEST is missing"
+                        ))
+                        .in_file(base_name(&path)));
+                    }
+                    Err(e2) => return Err(e2),
+                }
+            }
+            Err(e) => return Err(e),
+        };
+        let actual = file.size()?;
+        if actual < size {
+            return Err(Error::corruption(format!(
+                "table is {actual} bytes, the MANIFEST says {size}"
+            ))
+            .in_file(base_name(&path)));
+        }
+        let table = Arc::new(Table::open(
+            file,
+            base_name(&path),
+            size,
+            self.settings.clone(),
+        )?);
+        self.tables.insert((number, 0), table.clone(), 1);
+        Ok(table)
+    }
+
+    /// An iterator over table `number`; an open failure becomes an iterator carrying the error.
+    pub fn iter(&self, number: u64, size: u64, options: &ReadOptions) -> Result<TableIterator> {
+        Ok(self.table(number, size)?.iter(options.clone()))
+    }
+
+    /// Looks `ikey` up in one table: the first entry >= it in the block that may hold it.
+    pub fn get(
+        &self,
+        options: &ReadOptions,
+        number: u64,
+        size: u64,
+        ikey: &[u8],
+    ) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        self.table(number, size)?.internal_get(options, ikey)
+    }
+
+    /// Drops a table (after its file is deleted).
+    pub fn evict(&self, number: u64) {
+        self.tables.erase(&(number, 0));
+    }
+}
+
+/// Boxes a table iterator for the merging iterator.
+pub fn boxed(it: TableIterator) -> Box<dyn InternalIterator> {
+    Box::new(it)
+}
