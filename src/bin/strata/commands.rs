@@ -114,7 +114,9 @@ pub fn get(raw: &[String]) -> CliResult {
     match db.get(&ReadOptions::default(), &key)? {
         Some(v) => {
             let mut out = std::io::stdout().lock();
-            if args.has("hex") || std::str::from_utf8(&v).is_err() {
+            let printable = std::str::from_utf8(&v)
+                .is_ok_and(|t| !t.chars().any(|c| c.is_control() && c != '\n' && c != '\t'));
+            if args.has("hex") || !printable {
                 let _ = writeln!(out, "{}", hex(&v));
             } else {
                 let _ = out.write_all(&v);

@@ -1,0 +1,185 @@
+//! The `strata` binary: exact JSON figures for every world, key syntax, exit codes, and the
+//! scan's peak memory on the largest world.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::worlds;
+
+fn strata(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .output()
+        .expect("strata runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn scan_json_matches_the_manifest_for_every_world_folder() {
+    for world in worlds() {
+        // The world folder itself (level.dat + db/, or a bare folder around db/).
+        let dir = common::worlds_dir().join(&world.name);
+        let out = strata(&["scan", "--json", dir.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            world.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let e = &world.expected;
+        assert_eq!(
+            stdout(&out),
+            format!(
+                "{{\"entries\":{},\"key_bytes\":{},\"value_bytes\":{},\"crc32c\":{}}}\n",
+                e.entries, e.key_bytes, e.value_bytes, e.crc32c
+            ),
+            "{}",
+            world.name
+        );
+    }
+}
+
+#[test]
+fn get_takes_text_and_hex_keys() {
+    let world = common::worlds_dir().join("rbedrock_example3");
+    let w = world.to_str().unwrap();
+    // The Version record of chunk (0, 0): 8 zero bytes then tag 0x2c; its value is one byte.
+    // Chunk version 40 = 0x28 = '(': printable values print as text, or as hex on request.
+    let out = strata(&["get", w, "0x00000000000000002c"]);
+    assert!(out.status.success());
+    assert_eq!(stdout(&out), "(\n");
+    let out = strata(&["get", "--hex", w, "0x00000000000000002C"]);
+    assert_eq!(stdout(&out), "0x28\n");
+    let out = strata(&["get", "--hex", w, "~local_player"]);
+    assert!(out.status.success());
+    assert!(stdout(&out).starts_with("0x0a0000"), "{}", stdout(&out));
+    let out = strata(&["get", w, "no such key"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NotFound"));
+    let out = strata(&["get", w, "0xabc"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn dump_lists_keys_and_value_sizes_in_order() {
+    let world = common::worlds_dir().join("rbedrock_example3");
+    let out = strata(&["dump", world.to_str().unwrap(), "--limit", "3"]);
+    assert!(out.status.success());
+    assert_eq!(
+        stdout(&out),
+        "0x00000000000000002b\t572\n0x00000000000000002c\t1\n0x00000000000000002f00\t3740\n"
+    );
+    let out = strata(&["dump", world.to_str().unwrap()]);
+    assert_eq!(stdout(&out).lines().count(), 376);
+    assert!(stdout(&out).contains("~local_player\t"));
+}
+
+#[test]
+fn info_reports_levels_entries_and_compression() {
+    let world = common::worlds_dir().join("mcpe_0_11_mcedit_testdb");
+    let out = strata(&["info", world.to_str().unwrap()]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(text.contains("manifest     MANIFEST-000106"), "{text}");
+    assert!(
+        text.contains("level 0      2 files, 188800 bytes"),
+        "{text}"
+    );
+    assert!(
+        text.contains("level 2      1 files, 649941 bytes"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tables       1076658 bytes, 770 internal entries"),
+        "{text}"
+    );
+    assert!(
+        text.contains("compression  ids seen in data blocks: 0,2"),
+        "{text}"
+    );
+}
+
+#[test]
+fn verify_passes_intact_worlds_and_names_the_first_bad_block() {
+    let world = common::worlds_dir().join("amulet_1_18_vanilla");
+    let out = strata(&["verify", world.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        stdout(&out),
+        "OK: 8 tables, 523 blocks, 48210 entries, 15735541 bytes; logs and MANIFEST intact\n"
+    );
+    // Damage one byte of a data block in a copy.
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    common::copy_dir(&world.join("db"), &db);
+    let mut tables: Vec<_> = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ldb"))
+        .collect();
+    tables.sort();
+    let victim = &tables[3];
+    let mut bytes = std::fs::read(victim).unwrap();
+    bytes[100_000] ^= 0x20;
+    std::fs::write(victim, &bytes).unwrap();
+    let out = strata(&["verify", db.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let name = victim.file_name().unwrap().to_str().unwrap();
+    assert!(
+        text.starts_with("FAILED: Corruption: block checksum mismatch"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("(file {name}, offset ")), "{text}");
+    // The scan stops with the same error rather than returning less.
+    let out = strata(&["scan", "--json", db.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(name));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(strata(&[]).status.code(), Some(2));
+    assert_eq!(strata(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(strata(&["scan"]).status.code(), Some(2));
+    assert_eq!(strata(&["scan", "--bogus", "x"]).status.code(), Some(2));
+    assert_eq!(
+        strata(&["dump", "x", "--limit", "many"]).status.code(),
+        Some(2)
+    );
+    let out = strata(&["scan", "/nonexistent/db"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no database here"));
+}
+
+#[test]
+fn scan_of_the_largest_world_peaks_under_64_mib() {
+    let world = worlds()
+        .into_iter()
+        .max_by_key(|w| w.expected.value_bytes)
+        .unwrap();
+    assert_eq!(world.name, "amulet_1_18_vanilla");
+    let out = Command::new("/usr/bin/time")
+        .arg("-v")
+        .arg(env!("CARGO_BIN_EXE_strata"))
+        .args(["scan", "--json", &world.db_path()])
+        .output()
+        .expect("/usr/bin/time is installed (scripts/setup.sh)");
+    assert!(out.status.success());
+    let report = String::from_utf8_lossy(&out.stderr);
+    let kib: u64 = report
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("Maximum resident set size (kbytes): ")
+        })
+        .expect("time -v reports max RSS")
+        .parse()
+        .unwrap();
+    println!("peak RSS {kib} KiB");
+    assert!(kib < 64 * 1024, "peak RSS {kib} KiB");
+}

@@ -1,0 +1,115 @@
+//! Shared helpers for integration tests: the real worlds in ../shared/worlds and their
+//! expected figures (MANIFEST.tsv, computed with Mojang's LevelDB).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use strata::{ScanStats, Storage};
+
+/// `../shared/worlds` beside the repository (or `$STRATA_WORLDS`). Missing data is a test
+/// failure, never a silent skip.
+pub fn worlds_dir() -> PathBuf {
+    let dir = std::env::var_os("STRATA_WORLDS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/worlds"));
+    assert!(
+        dir.join("MANIFEST.tsv").is_file(),
+        "real worlds not found at {} (set STRATA_WORLDS)",
+        dir.display()
+    );
+    dir
+}
+
+#[derive(Clone, Debug)]
+pub struct World {
+    pub name: String,
+    pub expected: ScanStats,
+    pub compression_ids: String,
+}
+
+impl World {
+    /// The LevelDB folder of the world.
+    pub fn db_dir(&self) -> PathBuf {
+        worlds_dir().join(&self.name).join("db")
+    }
+
+    pub fn db_path(&self) -> String {
+        self.db_dir().to_string_lossy().into_owned()
+    }
+}
+
+/// Every world listed in MANIFEST.tsv.
+pub fn worlds() -> Vec<World> {
+    let text = std::fs::read_to_string(worlds_dir().join("MANIFEST.tsv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (c_name, c_e, c_k, c_v, c_c, c_ids) = (
+        col("name"),
+        col("entries"),
+        col("key_bytes"),
+        col("value_bytes"),
+        col("crc32c"),
+        col("compression_ids"),
+    );
+    let worlds: Vec<World> = lines
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            World {
+                name: f[c_name].to_string(),
+                expected: ScanStats {
+                    entries: f[c_e].parse().unwrap(),
+                    key_bytes: f[c_k].parse().unwrap(),
+                    value_bytes: f[c_v].parse().unwrap(),
+                    crc32c: f[c_c].parse().unwrap(),
+                },
+                compression_ids: f[c_ids].to_string(),
+            }
+        })
+        .collect();
+    assert_eq!(worlds.len(), 15, "MANIFEST.tsv lists 15 worlds");
+    worlds
+}
+
+/// Loads every file of a folder into an in-memory storage under `dir`.
+pub fn load_into_mem(src: &Path, dir: &str) -> strata::MemStorage {
+    let mem = strata::MemStorage::new();
+    mem.create_dir_all(dir).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            let name = entry.file_name().into_string().unwrap();
+            let data = std::fs::read(entry.path()).unwrap();
+            strata::storage::write_all(&mem, &format!("{dir}/{name}"), &data).unwrap();
+        }
+    }
+    mem
+}
+
+/// Copies a folder (files only, one level) to `dst`.
+pub fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), dst.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+/// A tiny deterministic PRNG for tests (xorshift64*).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
