@@ -8,6 +8,7 @@
 #![deny(unsafe_code)]
 
 pub mod cache;
+pub mod compaction;
 pub mod compress;
 pub mod db;
 pub mod error;

@@ -70,6 +70,18 @@ pub struct Options {
     pub l0_slowdown_writes_trigger: usize,
     /// L0 file count at which writes stop. Default: 12 (Google), 64 (Bedrock).
     pub l0_stop_writes_trigger: usize,
+    /// Never start size- or seek-triggered compactions (flushes still happen; `compact_range`
+    /// still works). For bulk loads. Default: false.
+    pub disable_auto_compactions: bool,
+    /// Allow compactions triggered by a table's size budget. Default: true.
+    pub size_compactions: bool,
+    /// Allow compactions triggered by too many point reads through one file (Mojang turns
+    /// these off). Default: true.
+    pub seek_compactions: bool,
+    /// Run flushes and compactions on a background thread. When false (always on wasm),
+    /// they run inline in bounded steps from the write path and from `maintenance()`.
+    /// Default: true on native targets.
+    pub background_thread: bool,
 }
 
 impl Default for Options {
@@ -99,6 +111,10 @@ impl Options {
             l0_compaction_trigger: config::L0_COMPACTION_TRIGGER,
             l0_slowdown_writes_trigger: config::L0_SLOWDOWN_WRITES_TRIGGER,
             l0_stop_writes_trigger: config::L0_STOP_WRITES_TRIGGER,
+            disable_auto_compactions: false,
+            size_compactions: true,
+            seek_compactions: true,
+            background_thread: cfg!(not(target_arch = "wasm32")),
         }
     }
 
@@ -115,6 +131,12 @@ impl Options {
             l0_stop_writes_trigger: 64,
             ..Self::google()
         }
+    }
+
+    /// These options with `create_if_missing` set.
+    pub fn create(mut self) -> Self {
+        self.create_if_missing = true;
+        self
     }
 
     /// These options with `read_only` set.
@@ -151,4 +173,7 @@ impl Default for ReadOptions {
 pub struct WriteOptions {
     /// Sync the log to stable storage before acknowledging. Default: false.
     pub sync: bool,
+    /// Skip the write-ahead log (bulk loads): the write is lost if the process dies before
+    /// the memtable is flushed. Default: false.
+    pub disable_wal: bool,
 }

@@ -8,6 +8,9 @@
 //! iterator with a `Corruption` status; it never skips data silently.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::version::Version;
 
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
@@ -24,6 +27,8 @@ enum Direction {
 
 pub struct DbIter {
     iter: Box<dyn InternalIterator>,
+    /// Keeps the tables this iterator reads from out of obsolete-file deletion.
+    _version: Arc<Version>,
     sequence: SequenceNumber,
     direction: Direction,
     valid: bool,
@@ -33,9 +38,10 @@ pub struct DbIter {
 }
 
 impl DbIter {
-    pub fn new(iter: Box<dyn InternalIterator>, sequence: SequenceNumber) -> Self {
+    pub fn new(iter: Box<dyn InternalIterator>, sequence: SequenceNumber, version: Arc<Version>) -> Self {
         DbIter {
             iter,
+            _version: version,
             sequence,
             direction: Direction::Forward,
             valid: false,

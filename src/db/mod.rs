@@ -1,35 +1,47 @@
-//! The database: open/recover, point reads, iterators, the full scan, and inspection.
+//! The database: open/recover, the write path, point reads, iterators, snapshots, the full
+//! scan, compaction control and inspection.
 //!
 //! Opening replays the MANIFEST named by `CURRENT` into a Version and the write-ahead logs it
-//! does not yet cover into a memtable. A read-only open changes nothing in the folder: no
-//! `LOCK` is created (an existing one is locked shared), no log is converted into a table,
-//! no MANIFEST is written.
+//! does not yet cover. A read-only open changes nothing in the folder: no `LOCK` is created (an
+//! existing one is locked shared), the logs are replayed into memory only, no MANIFEST is
+//! written. A writable open holds `LOCK` exclusively, converts the old logs into level-0
+//! tables, starts a new log and a new MANIFEST, and deletes files no longer needed.
 //!
-//! Thread-safety: `Db` is `Send + Sync`; reads take a consistent snapshot of
-//! (memtables, Version, last sequence) under a short read lock and then proceed without it.
+//! Thread-safety: `Db` is `Send + Sync`. One mutex guards the mutable state (memtables,
+//! VersionSet, background status); reads take a consistent snapshot of (memtables, Version,
+//! last sequence) under it and proceed without it. Writers queue up and one leader commits a
+//! whole group (`write.rs`); flushes and compactions run on a background thread or inline
+//! (`background.rs`).
 
+mod background;
 pub mod db_iter;
 pub mod inspect;
+mod recovery;
+pub mod repair;
+mod write;
 pub mod write_batch;
 
-use std::sync::{Arc, RwLock};
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Condvar, Mutex, Weak};
 
 pub use db_iter::DbIter;
 pub use inspect::{TableStats, VerifyReport};
 pub use write_batch::WriteBatch;
 
 use crate::cache::Cache;
+use crate::compaction::CompactionLimits;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{LookupKey, SequenceNumber};
 use crate::log;
 use crate::memtable::{MemGet, MemTable};
-use crate::options::{Options, ReadOptions};
+use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::storage::{join, FileLock, Storage};
 use crate::table::merger::MergingIterator;
-use crate::version::filename::{self, parse_file_name, FileType};
+use crate::table::table_builder::TableBuilderOptions;
 use crate::version::version::TableGet;
-use crate::version::version_set::{self, RecoveredState};
+use crate::version::version_set::VersionSet;
 use crate::version::{TableCache, Version};
 
 /// The figures of the headline workload: every live entry in key order, with CRC-32C over
@@ -61,14 +73,6 @@ impl ScanStats {
     }
 }
 
-/// The part of the state readers snapshot.
-struct DbState {
-    mem: Arc<MemTable>,
-    imm: Option<Arc<MemTable>>,
-    version: Arc<Version>,
-    last_sequence: SequenceNumber,
-}
-
 /// One write-ahead log replayed at open.
 #[derive(Clone, Debug)]
 pub struct ReplayedLog {
@@ -88,64 +92,120 @@ pub struct RecoveryInfo {
     pub logs: Vec<ReplayedLog>,
 }
 
-/// An open database.
-pub struct Db {
+/// A manual compaction in progress.
+struct ManualCompaction {
+    level: usize,
+    begin: Option<Vec<u8>>,
+    end: Option<Vec<u8>>,
+    done: bool,
+}
+
+/// Mutable state, under `DbInner::state`.
+struct State {
+    mem: Arc<MemTable>,
+    imm: Option<Arc<MemTable>>,
+    versions: VersionSet,
+    /// The open write-ahead log (None when read-only, or while the leader writes to it).
+    log: Option<log::Writer>,
+    log_file_number: u64,
+    bg_scheduled: bool,
+    bg_error: Option<Error>,
+    shutting_down: bool,
+    /// Numbers of files being written that are not in a Version yet.
+    pending_outputs: HashSet<u64>,
+    /// Live snapshots: sequence → count.
+    snapshots: BTreeMap<SequenceNumber, usize>,
+    manual: Option<ManualCompaction>,
+    /// Compactions and flushes done, for properties.
+    compactions: u64,
+    flushes: u64,
+}
+
+pub(crate) struct DbInner {
     storage: Arc<dyn Storage>,
     dir: String,
     options: Options,
     table_cache: Arc<TableCache>,
-    state: RwLock<DbState>,
+    state: Mutex<State>,
+    /// Signals the background thread (work scheduled) and waiters (work finished).
+    bg_cv: Condvar,
+    has_imm: AtomicBool,
+    writers: Mutex<write::WriteQueue>,
+    writers_cv: Condvar,
     recovery: RecoveryInfo,
     _lock: Option<Box<dyn FileLock>>,
 }
 
+/// An open database.
+pub struct Db {
+    inner: Arc<DbInner>,
+    #[cfg(not(target_arch = "wasm32"))]
+    bg_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// A consistent read view; reads with `ReadOptions::snapshot = Some(s.sequence())` see the
+/// database as it was when the snapshot was taken. Released on drop.
+pub struct Snapshot {
+    sequence: SequenceNumber,
+    db: Weak<DbInner>,
+}
+
+impl Snapshot {
+    pub fn sequence(&self) -> SequenceNumber {
+        self.sequence
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        if let Some(db) = self.db.upgrade() {
+            let mut st = db.state.lock().unwrap();
+            if let Some(n) = st.snapshots.get_mut(&self.sequence) {
+                *n -= 1;
+                if *n == 0 {
+                    st.snapshots.remove(&self.sequence);
+                }
+            }
+        }
+    }
+}
+
+/// Per-level summary for `properties`.
+#[derive(Clone, Debug, Default)]
+pub struct Properties {
+    pub files_per_level: Vec<usize>,
+    pub bytes_per_level: Vec<u64>,
+    pub last_sequence: SequenceNumber,
+    pub memtable_bytes: usize,
+    pub compactions: u64,
+    pub flushes: u64,
+}
+
 impl Db {
-    /// Opens the database in folder `dir` of `storage`.
+    /// Opens (or creates, per the options) the database in folder `dir` of `storage`.
     pub fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Result<Db> {
-        if !options.read_only {
-            return Err(Error::not_supported(
-                "this build opens databases read-only (set Options::read_only)",
-            ));
-        }
-        let current = filename::current_file_name(dir);
-        if !storage.exists(&current) {
-            return Err(Error::not_found(format!(
-                "{dir}: no database here (no CURRENT file)"
-            )));
-        }
-        let lock = storage.lock_shared(&filename::lock_file_name(dir))?;
-        let recovered = version_set::recover(&*storage, dir)?;
-        let block_cache = (options.block_cache_capacity > 0)
-            .then(|| Arc::new(Cache::new(options.block_cache_capacity)));
-        let table_cache = Arc::new(TableCache::new(
-            storage.clone(),
-            dir,
-            options.max_open_files,
-            block_cache,
-            options.max_block_size,
-        ));
-        let mem = Arc::new(MemTable::new());
-        let (last_sequence, logs) = replay_logs(&*storage, dir, &recovered, &mem, &options)?;
-        let recovery = RecoveryInfo {
-            manifest: recovered.manifest_name.clone(),
-            log_number: recovered.log_number,
-            next_file_number: recovered.next_file_number,
-            logs,
+        let inner = Arc::new(recovery::open(storage, dir, options)?);
+        let db = Db {
+            inner,
+            #[cfg(not(target_arch = "wasm32"))]
+            bg_thread: Mutex::new(None),
         };
-        Ok(Db {
-            storage,
-            dir: dir.to_string(),
-            options,
-            table_cache,
-            state: RwLock::new(DbState {
-                mem,
-                imm: None,
-                version: recovered.version.clone(),
-                last_sequence,
-            }),
-            recovery,
-            _lock: lock,
-        })
+        #[cfg(not(target_arch = "wasm32"))]
+        if db.inner.options.background_thread && !db.inner.options.read_only {
+            let inner = db.inner.clone();
+            let handle = std::thread::Builder::new()
+                .name("strata-compaction".into())
+                .spawn(move || inner.background_loop())
+                .map_err(|e| Error::io(format!("cannot start the compaction thread: {e}")))?;
+            *db.bg_thread.lock().unwrap() = Some(handle);
+        }
+        if !db.inner.options.read_only {
+            let st = db.inner.state.lock().unwrap();
+            let st = db.inner.maybe_schedule_compaction(st);
+            drop(st);
+            db.inner.run_inline_work();
+        }
+        Ok(db)
     }
 
     /// Opens a database folder on the native file system.
@@ -155,51 +215,92 @@ impl Db {
     }
 
     pub fn options(&self) -> &Options {
-        &self.options
+        &self.inner.options
     }
 
     pub fn dir(&self) -> &str {
-        &self.dir
+        &self.inner.dir
     }
 
     pub fn storage(&self) -> &Arc<dyn Storage> {
-        &self.storage
+        &self.inner.storage
     }
 
     pub fn recovery_info(&self) -> &RecoveryInfo {
-        &self.recovery
+        &self.inner.recovery
     }
 
     /// The current Version (live tables per level).
     pub fn version(&self) -> Arc<Version> {
-        self.state.read().unwrap().version.clone()
+        self.inner.state.lock().unwrap().versions.current()
     }
 
     pub fn table_cache(&self) -> &Arc<TableCache> {
-        &self.table_cache
+        &self.inner.table_cache
     }
 
     /// The sequence number of the latest write.
     pub fn last_sequence(&self) -> SequenceNumber {
-        self.state.read().unwrap().last_sequence
+        self.inner.state.lock().unwrap().versions.last_sequence
     }
 
-    /// Entries in the memtable (recovered from the log, or written since open).
+    /// Entries in the memtables (recovered from the log, or written since the last flush).
     pub fn memtable_entries(&self) -> usize {
-        self.state.read().unwrap().mem.len()
+        let st = self.inner.state.lock().unwrap();
+        st.mem.len() + st.imm.as_ref().map_or(0, |m| m.len())
+    }
+
+    pub fn properties(&self) -> Properties {
+        let mut st = self.inner.state.lock().unwrap();
+        let v = st.versions.current();
+        Properties {
+            files_per_level: (0..crate::options::config::NUM_LEVELS).map(|l| v.num_files(l)).collect(),
+            bytes_per_level: (0..crate::options::config::NUM_LEVELS).map(|l| v.level_bytes(l)).collect(),
+            last_sequence: st.versions.last_sequence,
+            memtable_bytes: st.mem.approximate_memory_usage(),
+            compactions: st.compactions,
+            flushes: st.flushes,
+        }
+    }
+
+    /// Sets `key` to `value`.
+    pub fn put(&self, options: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.put(key, value);
+        self.write(options, b)
+    }
+
+    /// Removes `key` (not an error if absent).
+    pub fn delete(&self, options: &WriteOptions, key: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete(key);
+        self.write(options, b)
+    }
+
+    /// Applies a batch atomically: after a crash, all of it or none of it is visible.
+    pub fn write(&self, options: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        if self.inner.options.read_only {
+            return Err(Error::not_supported("the database was opened read-only"));
+        }
+        let r = self.inner.write(options, Some(batch));
+        self.inner.run_inline_work();
+        r
+    }
+
+    /// A snapshot of the current state.
+    pub fn snapshot(&self) -> Snapshot {
+        let mut st = self.inner.state.lock().unwrap();
+        let seq = st.versions.last_sequence;
+        *st.snapshots.entry(seq).or_insert(0) += 1;
+        Snapshot {
+            sequence: seq,
+            db: Arc::downgrade(&self.inner),
+        }
     }
 
     /// The value of `key`, or `None` if it is absent or deleted.
     pub fn get(&self, options: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let (mem, imm, version, last) = {
-            let s = self.state.read().unwrap();
-            (
-                s.mem.clone(),
-                s.imm.clone(),
-                s.version.clone(),
-                s.last_sequence,
-            )
-        };
+        let (mem, imm, version, last) = self.inner.read_view();
         let seq = options.snapshot.unwrap_or(last).min(last);
         let lkey = LookupKey::new(key, seq);
         for m in std::iter::once(&mem).chain(imm.as_ref()) {
@@ -209,7 +310,12 @@ impl Db {
                 MemGet::Missing => {}
             }
         }
-        match version.get(options, &lkey, &self.table_cache)? {
+        let (found, seek_due) = version.get(options, &lkey, &self.inner.table_cache)?;
+        if seek_due && !self.inner.options.read_only {
+            let st = self.inner.state.lock().unwrap();
+            drop(self.inner.maybe_schedule_compaction(st));
+        }
+        match found {
             TableGet::Found(v) => Ok(Some(v)),
             TableGet::Deleted | TableGet::Missing => Ok(None),
         }
@@ -217,22 +323,14 @@ impl Db {
 
     /// An iterator over user keys as of the options' snapshot (or now). Unpositioned.
     pub fn iter(&self, options: &ReadOptions) -> DbIter {
-        let (mem, imm, version, last) = {
-            let s = self.state.read().unwrap();
-            (
-                s.mem.clone(),
-                s.imm.clone(),
-                s.version.clone(),
-                s.last_sequence,
-            )
-        };
+        let (mem, imm, version, last) = self.inner.read_view();
         let seq = options.snapshot.unwrap_or(last).min(last);
         let mut children: Vec<Box<dyn InternalIterator>> = vec![Box::new(mem.iter())];
         if let Some(imm) = imm {
             children.push(Box::new(imm.iter()));
         }
-        children.extend(version.iterators(options, &self.table_cache));
-        DbIter::new(Box::new(MergingIterator::new(children)), seq)
+        children.extend(version.iterators(options, &self.inner.table_cache));
+        DbIter::new(Box::new(MergingIterator::new(children)), seq, version)
     }
 
     /// The headline workload: every live entry in key order.
@@ -251,62 +349,111 @@ impl Db {
         it.status()?;
         Ok(stats)
     }
+
+    /// Flushes the memtable to a table and compacts every level overlapping
+    /// `[begin, end]` (user keys; `None` = unbounded) down as far as it goes.
+    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        if self.inner.options.read_only {
+            return Err(Error::not_supported("the database was opened read-only"));
+        }
+        self.flush()?;
+        let max_level = {
+            let mut st = self.inner.state.lock().unwrap();
+            let v = st.versions.current();
+            let mut max = 1;
+            for level in 1..crate::options::config::NUM_LEVELS {
+                if !v.overlapping_inputs(level, begin, end).is_empty() {
+                    max = level;
+                }
+            }
+            max
+        };
+        for level in 0..max_level {
+            self.inner.manual_compaction(level, begin, end)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the memtable to a level-0 table (even if it is not full) and waits for it.
+    pub fn flush(&self) -> Result<()> {
+        if self.inner.options.read_only {
+            return Ok(());
+        }
+        self.inner.write(&WriteOptions::default(), None)?;
+        self.inner.run_inline_work();
+        self.inner.wait_for_imm_flush()
+    }
+
+    /// Runs pending background work (flush, one compaction) now, in this thread. For hosts
+    /// without a background thread (wasm) to call when idle. Returns whether work remains.
+    pub fn maintenance(&self) -> Result<bool> {
+        if self.inner.options.read_only {
+            return Ok(false);
+        }
+        let st = self.inner.state.lock().unwrap();
+        let st = self.inner.maybe_schedule_compaction(st);
+        drop(st);
+        self.inner.run_inline_work();
+        let st = self.inner.state.lock().unwrap();
+        if let Some(e) = &st.bg_error {
+            return Err(e.clone());
+        }
+        Ok(st.bg_scheduled)
+    }
+
+    /// Waits for background work to finish and closes the database, reporting any
+    /// background error. (Dropping the handle also closes it.)
+    pub fn close(self) -> Result<()> {
+        let err = self.inner.state.lock().unwrap().bg_error.clone();
+        drop(self);
+        match err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
 }
 
-/// Replays the logs the MANIFEST does not cover, oldest first, into `mem`. Returns the last
-/// sequence number and what was replayed. Damage other than a torn tail is an error.
-fn replay_logs(
-    storage: &dyn Storage,
-    dir: &str,
-    recovered: &RecoveredState,
-    mem: &MemTable,
-    _options: &Options,
-) -> Result<(SequenceNumber, Vec<ReplayedLog>)> {
-    let mut logs: Vec<u64> = storage
-        .list(dir)?
-        .iter()
-        .filter_map(|n| parse_file_name(n))
-        .filter(|&(n, t)| {
-            t == FileType::Log
-                && (n >= recovered.log_number
-                    || (recovered.prev_log_number != 0 && n == recovered.prev_log_number))
-        })
-        .map(|(n, _)| n)
-        .collect();
-    logs.sort_unstable();
-    let mut last_sequence = recovered.last_sequence;
-    let mut replayed = Vec::new();
-    let mut record = Vec::new();
-    for number in logs {
-        let path = filename::log_file_name(dir, number);
-        let name = crate::storage::base_name(&path).to_string();
-        let file = storage.open_random(&path)?;
-        let size = file.size()?;
-        // Strict: damage that a crash cannot explain is an error, whatever paranoid_checks
-        // says, so a read never silently returns less than the log holds.
-        let mut reader = log::Reader::new(file, name.clone(), true, true);
-        let mut records = 0u64;
-        while reader.read_record(&mut record)? {
-            records += 1;
-            let at = |e: Error| {
-                e.in_file(name.clone())
-                    .at_offset(reader.last_record_offset())
-            };
-            let batch = WriteBatch::from_contents(std::mem::take(&mut record)).map_err(at)?;
-            batch.insert_into(mem).map_err(at)?;
-            let last = batch.sequence() + batch.count() as u64;
-            if batch.count() > 0 {
-                last_sequence = last_sequence.max(last - 1);
+impl Drop for Db {
+    fn drop(&mut self) {
+        {
+            let mut st = self.inner.state.lock().unwrap();
+            st.shutting_down = true;
+            // Hand buffered log bytes to the OS; what was not synced may still be lost in a
+            // machine crash, as in LevelDB.
+            if let Some(log) = st.log.as_mut() {
+                let _ = log.flush();
             }
-            record = batch.into_contents();
         }
-        replayed.push(ReplayedLog {
-            name,
-            records,
-            bytes: size,
-        });
+        self.inner.bg_cv.notify_all();
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(h) = self.bg_thread.lock().unwrap().take() {
+            let _ = h.join();
+        }
     }
-    Ok((last_sequence, replayed))
+}
+
+impl DbInner {
+    fn read_view(&self) -> (Arc<MemTable>, Option<Arc<MemTable>>, Arc<Version>, SequenceNumber) {
+        let mut st = self.state.lock().unwrap();
+        (
+            st.mem.clone(),
+            st.imm.clone(),
+            st.versions.current(),
+            st.versions.last_sequence,
+        )
+    }
+
+    fn table_options(&self) -> TableBuilderOptions {
+        TableBuilderOptions::from(&self.options)
+    }
+
+    fn limits(&self) -> CompactionLimits {
+        CompactionLimits {
+            max_file_size: self.options.max_file_size,
+            size_triggered: self.options.size_compactions && !self.options.disable_auto_compactions,
+            seek_triggered: self.options.seek_compactions && !self.options.disable_auto_compactions,
+        }
+    }
 }
 
 /// `true` if `dir` holds a database (a `CURRENT` file).
@@ -314,9 +461,14 @@ pub fn exists(storage: &dyn Storage, dir: &str) -> bool {
     storage.exists(&join(dir, "CURRENT"))
 }
 
+/// A block cache for a database with these options (none if the capacity is 0).
+fn new_block_cache(options: &Options) -> Option<Arc<Cache<Arc<crate::table::block::Block>>>> {
+    (options.block_cache_capacity > 0).then(|| Arc::new(Cache::new(options.block_cache_capacity)))
+}
+
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Db").field("dir", &self.dir).finish()
+        f.debug_struct("Db").field("dir", &self.inner.dir).finish()
     }
 }
 

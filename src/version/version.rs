@@ -5,7 +5,8 @@
 //! files of levels >= 1 are sorted by smallest key and do not overlap.
 
 use std::cmp::Ordering;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering as AtomicOrdering};
+use std::sync::{Arc, Mutex};
 
 use super::table_cache::TableCache;
 use crate::error::{Error, Result};
@@ -19,7 +20,7 @@ use crate::table::table::TableIterator;
 use crate::table::two_level_iterator::{InnerOpener, TwoLevelIterator};
 
 /// One table file as the MANIFEST describes it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct FileMetaData {
     pub number: u64,
     pub file_size: u64,
@@ -27,7 +28,35 @@ pub struct FileMetaData {
     pub smallest: Vec<u8>,
     /// Largest internal key in the table.
     pub largest: Vec<u8>,
+    /// Point reads that may still go through this file before it is worth compacting
+    /// (LevelDB: one seek costs about as much as compacting 16 KiB). Shared by every
+    /// Version that holds the file.
+    pub allowed_seeks: Arc<AtomicI64>,
 }
+
+impl FileMetaData {
+    pub fn new(number: u64, file_size: u64, smallest: Vec<u8>, largest: Vec<u8>) -> Self {
+        let seeks = (file_size / 16384).max(100) as i64;
+        FileMetaData {
+            number,
+            file_size,
+            smallest,
+            largest,
+            allowed_seeks: Arc::new(AtomicI64::new(seeks)),
+        }
+    }
+}
+
+impl PartialEq for FileMetaData {
+    fn eq(&self, o: &Self) -> bool {
+        self.number == o.number
+            && self.file_size == o.file_size
+            && self.smallest == o.smallest
+            && self.largest == o.largest
+    }
+}
+
+impl Eq for FileMetaData {}
 
 /// Result of a lookup in the tables.
 #[derive(Debug, PartialEq, Eq)]
@@ -37,9 +66,25 @@ pub enum TableGet {
     Missing,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Version {
     pub files: [Vec<Arc<FileMetaData>>; NUM_LEVELS],
+    /// Level most in need of a size compaction and its score (>= 1 means needed).
+    pub compaction_level: usize,
+    pub compaction_score: f64,
+    /// A file whose allowed seeks ran out: (level, file).
+    pub file_to_compact: Mutex<Option<(usize, Arc<FileMetaData>)>>,
+}
+
+/// Bytes allowed in a level before it needs compaction: 10 MB for levels 0 and 1, then ×10.
+pub fn max_bytes_for_level(level: usize) -> f64 {
+    let mut result = 10.0 * 1_048_576.0;
+    let mut l = level;
+    while l > 1 {
+        result *= 10.0;
+        l -= 1;
+    }
+    result
 }
 
 /// Index of the first file whose largest key is >= `ikey` (files sorted, disjoint).
@@ -76,7 +121,116 @@ impl Version {
                 }
             }
         }
-        Ok(Version { files })
+        Ok(Version {
+            files,
+            ..Default::default()
+        })
+    }
+
+    /// Computes which level most needs a size compaction (LevelDB `VersionSet::Finalize`).
+    pub fn finalize(&mut self, l0_compaction_trigger: usize) {
+        let mut best = (0usize, -1.0f64);
+        for level in 0..NUM_LEVELS - 1 {
+            let score = if level == 0 {
+                self.files[0].len() as f64 / l0_compaction_trigger.max(1) as f64
+            } else {
+                self.level_bytes(level) as f64 / max_bytes_for_level(level)
+            };
+            if score > best.1 {
+                best = (level, score);
+            }
+        }
+        self.compaction_level = best.0;
+        self.compaction_score = best.1;
+    }
+
+    /// Whether a size- or seek-triggered compaction is due.
+    pub fn needs_compaction(&self, size: bool, seek: bool) -> bool {
+        (size && self.compaction_score >= 1.0)
+            || (seek && self.file_to_compact.lock().unwrap().is_some())
+    }
+
+    /// Files of `level` whose user-key range overlaps `[begin, end]` (None = unbounded).
+    /// In level 0 the range grows to cover every file it touches, transitively.
+    pub fn overlapping_inputs(
+        &self,
+        level: usize,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Vec<Arc<FileMetaData>> {
+        let mut begin = begin.map(|b| b.to_vec());
+        let mut end = end.map(|e| e.to_vec());
+        let mut out: Vec<Arc<FileMetaData>> = Vec::new();
+        let files = &self.files[level];
+        let mut i = 0;
+        while i < files.len() {
+            let f = &files[i];
+            i += 1;
+            let fs = extract_user_key(&f.smallest);
+            let fl = extract_user_key(&f.largest);
+            if begin.as_deref().is_some_and(|b| fl < b) || end.as_deref().is_some_and(|e| fs > e) {
+                continue;
+            }
+            out.push(f.clone());
+            if level == 0 {
+                // Restart if this file widens the range.
+                if begin.as_deref().is_some_and(|b| fs < b) {
+                    begin = Some(fs.to_vec());
+                    out.clear();
+                    i = 0;
+                } else if end.as_deref().is_some_and(|e| fl > e) {
+                    end = Some(fl.to_vec());
+                    out.clear();
+                    i = 0;
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether any file of `level` overlaps the user-key range.
+    pub fn overlap_in_level(&self, level: usize, smallest: &[u8], largest: &[u8]) -> bool {
+        !self
+            .overlapping_inputs(level, Some(smallest), Some(largest))
+            .is_empty()
+    }
+
+    /// The level a flushed memtable covering `[smallest, largest]` should go to: pushed below
+    /// level 0 while it overlaps nothing and would not overlap too much of the grandparents.
+    pub fn pick_level_for_memtable_output(&self, smallest: &[u8], largest: &[u8], max_file_size: u64) -> usize {
+        use crate::options::config::MAX_MEM_COMPACT_LEVEL;
+        let mut level = 0;
+        if !self.overlap_in_level(0, smallest, largest) {
+            while level < MAX_MEM_COMPACT_LEVEL {
+                if self.overlap_in_level(level + 1, smallest, largest) {
+                    break;
+                }
+                if level + 2 < NUM_LEVELS {
+                    let overlap: u64 = self
+                        .overlapping_inputs(level + 2, Some(smallest), Some(largest))
+                        .iter()
+                        .map(|f| f.file_size)
+                        .sum();
+                    if overlap > 10 * max_file_size {
+                        break;
+                    }
+                }
+                level += 1;
+            }
+        }
+        level
+    }
+
+    /// Charges a seek to `file`; returns true if the file is now due for compaction.
+    fn charge_seek(&self, level: usize, file: &Arc<FileMetaData>) -> bool {
+        if file.allowed_seeks.fetch_sub(1, AtomicOrdering::Relaxed) <= 1 {
+            let mut slot = self.file_to_compact.lock().unwrap();
+            if slot.is_none() {
+                *slot = Some((level, file.clone()));
+                return true;
+            }
+        }
+        false
     }
 
     pub fn num_files(&self, level: usize) -> usize {
@@ -101,7 +255,7 @@ impl Version {
         options: &ReadOptions,
         key: &LookupKey,
         tables: &TableCache,
-    ) -> Result<TableGet> {
+    ) -> Result<(TableGet, bool)> {
         let user_key = key.user_key();
         let ikey = key.internal_key();
         let check = |f: &FileMetaData| -> Result<Option<TableGet>> {
@@ -122,25 +276,38 @@ impl Version {
                 }
             }
         };
-        for f in &self.files[0] {
-            if extract_user_key(&f.smallest) <= user_key && user_key <= extract_user_key(&f.largest)
-            {
-                if let Some(r) = check(f)? {
-                    return Ok(r);
-                }
-            }
-        }
-        for level_files in &self.files[1..] {
-            let i = find_file(level_files, ikey);
-            if let Some(f) = level_files.get(i) {
+        // Candidate files, newest data first: overlapping level-0 files, then at most one
+        // file per deeper level.
+        let mut candidates: Vec<(usize, &Arc<FileMetaData>)> = self.files[0]
+            .iter()
+            .filter(|f| {
+                extract_user_key(&f.smallest) <= user_key && user_key <= extract_user_key(&f.largest)
+            })
+            .map(|f| (0, f))
+            .collect();
+        for (level, level_files) in self.files.iter().enumerate().skip(1) {
+            if let Some(f) = level_files.get(find_file(level_files, ikey)) {
                 if extract_user_key(&f.smallest) <= user_key {
-                    if let Some(r) = check(f)? {
-                        return Ok(r);
-                    }
+                    candidates.push((level, f));
                 }
             }
         }
-        Ok(TableGet::Missing)
+        // The first file read, if a second one had to be read too, is charged a seek.
+        let mut last_read: Option<(usize, &Arc<FileMetaData>)> = None;
+        let mut seek_file: Option<(usize, &Arc<FileMetaData>)> = None;
+        let mut result = TableGet::Missing;
+        for (level, f) in candidates {
+            if seek_file.is_none() {
+                seek_file = last_read;
+            }
+            last_read = Some((level, f));
+            if let Some(r) = check(f)? {
+                result = r;
+                break;
+            }
+        }
+        let due = seek_file.is_some_and(|(l, f)| self.charge_seek(l, f));
+        Ok((result, due))
     }
 
     /// One iterator per level-0 table and one concatenating iterator per deeper level.

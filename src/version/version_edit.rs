@@ -42,12 +42,7 @@ impl VersionEdit {
     ) {
         self.new_files.push((
             level,
-            FileMetaData {
-                number,
-                file_size: size,
-                smallest: smallest.to_vec(),
-                largest: largest.to_vec(),
-            },
+            FileMetaData::new(number, size, smallest.to_vec(), largest.to_vec()),
         ));
     }
 
@@ -151,15 +146,7 @@ impl VersionEdit {
                         let file_size = d.varint64()?;
                         let smallest = internal_key(d)?;
                         let largest = internal_key(d)?;
-                        Some((
-                            l,
-                            FileMetaData {
-                                number,
-                                file_size,
-                                smallest,
-                                largest,
-                            },
-                        ))
+                        Some((l, FileMetaData::new(number, file_size, smallest, largest)))
                     };
                     let f = parse(&mut d).ok_or_else(|| err("new file entry"))?;
                     edit.new_files.push(f);

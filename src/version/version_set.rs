@@ -146,3 +146,202 @@ pub fn recover(storage: &dyn Storage, dir: &str) -> Result<RecoveredState> {
         compact_pointers: compact_pointers.into_iter().collect(),
     })
 }
+
+/// The live VersionSet of a writable database: the current Version, the counters, and the
+/// open MANIFEST. Not thread-safe by itself: the database calls it under its state lock.
+pub struct VersionSet {
+    storage: Arc<dyn Storage>,
+    dir: String,
+    l0_compaction_trigger: usize,
+    current: Arc<Version>,
+    pub next_file_number: u64,
+    pub manifest_file_number: u64,
+    pub last_sequence: SequenceNumber,
+    pub log_number: u64,
+    pub prev_log_number: u64,
+    /// The MANIFEST being appended to; `None` until the first edit of this session, which
+    /// starts a new MANIFEST with a snapshot of the current Version.
+    manifest: Option<log::Writer>,
+    pub compact_pointers: [Vec<u8>; NUM_LEVELS],
+    /// Versions handed to readers; their files stay on disk while any is alive.
+    handed_out: Vec<std::sync::Weak<Version>>,
+}
+
+impl VersionSet {
+    pub fn from_recovered(
+        storage: Arc<dyn Storage>,
+        dir: &str,
+        state: RecoveredState,
+        l0_compaction_trigger: usize,
+    ) -> Self {
+        let mut pointers: [Vec<u8>; NUM_LEVELS] = Default::default();
+        for (level, key) in state.compact_pointers {
+            pointers[level] = key;
+        }
+        let mut version = Version::from_levels(state.version.files.clone())
+            .expect("recovered levels were validated");
+        version.finalize(l0_compaction_trigger);
+        VersionSet {
+            storage,
+            dir: dir.to_string(),
+            l0_compaction_trigger,
+            current: Arc::new(version),
+            next_file_number: state.next_file_number,
+            manifest_file_number: state.manifest_number,
+            last_sequence: state.last_sequence,
+            log_number: state.log_number,
+            prev_log_number: state.prev_log_number,
+            manifest: None,
+            compact_pointers: pointers,
+            handed_out: Vec::new(),
+        }
+    }
+
+    /// Writes the MANIFEST and CURRENT of an empty database (LevelDB `DBImpl::NewDB`).
+    pub fn create_new(storage: &dyn Storage, dir: &str) -> Result<()> {
+        let edit = VersionEdit {
+            comparator: Some(BYTEWISE_COMPARATOR.to_string()),
+            log_number: Some(0),
+            next_file_number: Some(2),
+            last_sequence: Some(0),
+            ..Default::default()
+        };
+        let path = super::filename::descriptor_file_name(dir, 1);
+        let result = (|| {
+            let mut w = log::Writer::new(storage.create(&path)?);
+            w.add_record(&edit.encode())?;
+            w.sync()?;
+            super::filename::set_current_file(storage, dir, 1)
+        })();
+        if result.is_err() {
+            let _ = storage.remove(&path);
+        }
+        result
+    }
+
+    /// The current Version, recorded as handed out.
+    pub fn current(&mut self) -> Arc<Version> {
+        let v = self.current.clone();
+        self.handed_out.retain(|w| w.strong_count() > 0);
+        if !self
+            .handed_out
+            .iter()
+            .any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(&v)))
+        {
+            self.handed_out.push(Arc::downgrade(&v));
+        }
+        v
+    }
+
+    /// The current Version without recording it (for the owner's own use under the lock).
+    pub fn peek_current(&self) -> &Arc<Version> {
+        &self.current
+    }
+
+    pub fn new_file_number(&mut self) -> u64 {
+        let n = self.next_file_number;
+        self.next_file_number += 1;
+        n
+    }
+
+    pub fn mark_file_number_used(&mut self, number: u64) {
+        if self.next_file_number <= number {
+            self.next_file_number = number + 1;
+        }
+    }
+
+    /// Numbers of every table in the current Version or in a Version a reader still holds.
+    pub fn live_files(&mut self) -> std::collections::HashSet<u64> {
+        self.handed_out.retain(|w| w.strong_count() > 0);
+        let mut live: std::collections::HashSet<u64> =
+            self.current.all_files().map(|(_, f)| f.number).collect();
+        for w in &self.handed_out {
+            if let Some(v) = w.upgrade() {
+                live.extend(v.all_files().map(|(_, f)| f.number));
+            }
+        }
+        live
+    }
+
+    /// Applies `edit` to the current Version, records it in the MANIFEST (starting a new
+    /// MANIFEST on the first edit of the session), syncs, and makes the result current.
+    pub fn log_and_apply(&mut self, edit: &mut VersionEdit) -> Result<()> {
+        let log_number = edit.log_number.unwrap_or(self.log_number);
+        let prev_log_number = edit.prev_log_number.unwrap_or(self.prev_log_number);
+        edit.log_number = Some(log_number);
+        edit.prev_log_number = Some(prev_log_number);
+        edit.next_file_number = Some(self.next_file_number);
+        edit.last_sequence = Some(self.last_sequence);
+        let mut builder = VersionBuilder::from_version(&self.current);
+        builder.apply(edit);
+        let mut version = builder.build()?;
+        version.finalize(self.l0_compaction_trigger);
+
+        let mut new_manifest_path = None;
+        if self.manifest.is_none() {
+            // A fresh MANIFEST starts with a snapshot of the current state.
+            self.manifest_file_number = self.new_file_number();
+            edit.next_file_number = Some(self.next_file_number);
+            let path = super::filename::descriptor_file_name(&self.dir, self.manifest_file_number);
+            let mut w = log::Writer::new(self.storage.create(&path)?);
+            new_manifest_path = Some(path);
+            let snapshot = self.snapshot_edit();
+            if let Err(e) = w.add_record(&snapshot.encode()) {
+                let _ = self.storage.remove(new_manifest_path.as_ref().unwrap());
+                return Err(e);
+            }
+            self.manifest = Some(w);
+        }
+        let w = self.manifest.as_mut().expect("opened above");
+        let result = w
+            .add_record(&edit.encode())
+            .and_then(|_| w.sync())
+            .and_then(|_| match &new_manifest_path {
+                Some(_) => super::filename::set_current_file(
+                    &*self.storage,
+                    &self.dir,
+                    self.manifest_file_number,
+                ),
+                None => Ok(()),
+            });
+        if let Err(e) = result {
+            self.manifest = None;
+            if let Some(p) = new_manifest_path {
+                let _ = self.storage.remove(&p);
+            }
+            return Err(e);
+        }
+        for (level, key) in &edit.compact_pointers {
+            self.compact_pointers[*level] = key.clone();
+        }
+        self.current = Arc::new(version);
+        self.log_number = log_number;
+        self.prev_log_number = prev_log_number;
+        Ok(())
+    }
+
+    /// An edit describing the whole current state (the first record of a new MANIFEST).
+    fn snapshot_edit(&self) -> VersionEdit {
+        let mut e = VersionEdit {
+            comparator: Some(BYTEWISE_COMPARATOR.to_string()),
+            ..Default::default()
+        };
+        for (level, key) in self.compact_pointers.iter().enumerate() {
+            if !key.is_empty() {
+                e.compact_pointers.push((level, key.clone()));
+            }
+        }
+        for (level, f) in self.current.all_files() {
+            e.new_files.push((level, (**f).clone()));
+        }
+        e
+    }
+
+    /// Bytes per level of the current Version.
+    pub fn level_summary(&self) -> String {
+        (0..NUM_LEVELS)
+            .map(|l| self.current.num_files(l).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}

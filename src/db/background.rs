@@ -1,0 +1,309 @@
+//! Background work: flushing the immutable memtable, compactions (automatic and manual), and
+//! deleting files no Version needs. On native targets a dedicated thread runs it; without one
+//! (wasm, or `Options::background_thread = false`) the same steps run inline, one bounded
+//! step at a time, from the write path and from `Db::maintenance`.
+//!
+//! Errors are sticky: a failed flush or compaction is recorded as the background error, which
+//! every later write returns (the database stays readable), as LevelDB does.
+
+use std::sync::atomic::Ordering;
+use std::sync::MutexGuard;
+
+use super::{DbInner, ManualCompaction, State};
+use crate::compaction::run::{build_table, run_compaction, CompactionEnv};
+use crate::compaction::{pick_compaction, range_compaction};
+use crate::error::Result;
+use crate::version::filename::{parse_file_name, FileType};
+use crate::version::VersionEdit;
+
+impl DbInner {
+    /// The background thread's loop: run scheduled work until shutdown.
+    pub(super) fn background_loop(&self) {
+        let mut st = self.state.lock().unwrap();
+        loop {
+            while !st.bg_scheduled && !st.shutting_down {
+                st = self.bg_cv.wait(st).unwrap();
+            }
+            if st.shutting_down {
+                st.bg_scheduled = false;
+                self.bg_cv.notify_all();
+                return;
+            }
+            st = self.background_call(st);
+        }
+    }
+
+    /// Schedules background work if any is due.
+    pub(super) fn maybe_schedule_compaction<'a>(&'a self, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        if st.bg_scheduled || st.shutting_down || st.bg_error.is_some() || self.options.read_only {
+            return st;
+        }
+        let limits = self.limits();
+        let due = st.imm.is_some()
+            || st.manual.as_ref().is_some_and(|m| !m.done)
+            || st
+                .versions
+                .peek_current()
+                .needs_compaction(limits.size_triggered, limits.seek_triggered);
+        if due {
+            st.bg_scheduled = true;
+            self.bg_cv.notify_all();
+        }
+        st
+    }
+
+    /// Without a background thread: runs the scheduled steps now, bounded (at most a few
+    /// steps per call so no single write stalls for long).
+    pub(super) fn run_inline_work(&self) {
+        if self.options.background_thread || self.options.read_only {
+            return;
+        }
+        let mut st = self.state.lock().unwrap();
+        for _ in 0..2 {
+            if !st.bg_scheduled || st.shutting_down {
+                break;
+            }
+            st = self.background_call(st);
+        }
+    }
+
+    /// One unit of background work, then reschedule if more is due.
+    pub(super) fn background_call<'a>(&'a self, st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        let mut st = st;
+        if !st.shutting_down && st.bg_error.is_none() {
+            let (s, result) = self.background_compaction(st);
+            st = s;
+            if let Err(e) = result {
+                if st.bg_error.is_none() {
+                    st.bg_error = Some(e);
+                }
+            }
+        }
+        st.bg_scheduled = false;
+        let st = self.maybe_schedule_compaction(st);
+        self.bg_cv.notify_all();
+        st
+    }
+
+    fn background_compaction<'a>(&'a self, st: MutexGuard<'a, State>) -> (MutexGuard<'a, State>, Result<()>) {
+        if st.imm.is_some() {
+            return self.compact_memtable(st);
+        }
+        let mut st = st;
+        let version = st.versions.current();
+        let limits = self.limits();
+        let manual = st.manual.as_ref().map(|m| (m.level, m.begin.clone(), m.end.clone()));
+        let compaction = match &manual {
+            Some((level, begin, end)) => {
+                let c = range_compaction(&version, *level, begin.as_deref(), end.as_deref(), limits);
+                if c.is_none() {
+                    if let Some(m) = st.manual.as_mut() {
+                        m.done = true;
+                    }
+                }
+                c
+            }
+            None => pick_compaction(&version, &st.versions.compact_pointers, limits),
+        };
+        let Some(mut c) = compaction else {
+            return (st, Ok(()));
+        };
+        if manual.is_none() && c.is_trivial_move() {
+            // Move the file down a level without rewriting it.
+            let f = c.inputs[0][0].clone();
+            let mut edit = std::mem::take(&mut c.edit);
+            edit.delete_file(c.level, f.number);
+            edit.add_file(c.level + 1, f.number, f.file_size, &f.smallest, &f.largest);
+            let r = st.versions.log_and_apply(&mut edit);
+            if r.is_ok() {
+                st.compactions += 1;
+                // A seek-triggered file has been dealt with.
+                Self::clear_file_to_compact(&version, f.number);
+            }
+            return (st, r);
+        }
+        let smallest_snapshot = st
+            .snapshots
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or(st.versions.last_sequence);
+        drop(st);
+        let new_file_number = || {
+            let mut st = self.state.lock().unwrap();
+            let n = st.versions.new_file_number();
+            st.pending_outputs.insert(n);
+            n
+        };
+        let yield_to_flush = || -> Result<()> {
+            if self.has_imm.load(Ordering::Acquire) {
+                let st = self.state.lock().unwrap();
+                let (st, r) = self.compact_memtable(st);
+                drop(st);
+                self.bg_cv.notify_all();
+                r?;
+            }
+            Ok(())
+        };
+        let env = CompactionEnv {
+            storage: &*self.storage,
+            dir: &self.dir,
+            table_cache: &self.table_cache,
+            table_options: self.table_options(),
+            smallest_snapshot,
+            new_file_number: &new_file_number,
+            yield_to_flush: &yield_to_flush,
+        };
+        let result = run_compaction(&mut c, &env);
+        let mut st = self.state.lock().unwrap();
+        let result = result.and_then(|(mut edit, _stats)| {
+            let outputs: Vec<u64> = edit.new_files.iter().map(|(_, f)| f.number).collect();
+            let r = st.versions.log_and_apply(&mut edit);
+            for n in outputs {
+                st.pending_outputs.remove(&n);
+            }
+            r
+        });
+        if result.is_ok() {
+            st.compactions += 1;
+            for f in &c.inputs[0] {
+                Self::clear_file_to_compact(&version, f.number);
+            }
+        }
+        self.delete_obsolete_files(&mut st);
+        (st, result)
+    }
+
+    fn clear_file_to_compact(version: &crate::version::Version, number: u64) {
+        let mut slot = version.file_to_compact.lock().unwrap();
+        if slot.as_ref().is_some_and(|(_, f)| f.number == number) {
+            *slot = None;
+        }
+    }
+
+    /// Writes the immutable memtable as a table and installs it with the new log number.
+    fn compact_memtable<'a>(&'a self, mut st: MutexGuard<'a, State>) -> (MutexGuard<'a, State>, Result<()>) {
+        let Some(imm) = st.imm.clone() else {
+            return (st, Ok(()));
+        };
+        let base = st.versions.current();
+        let number = st.versions.new_file_number();
+        st.pending_outputs.insert(number);
+        drop(st);
+        let mut it = imm.iter();
+        let built = build_table(&*self.storage, &self.dir, number, &mut it, &self.table_options(), &self.table_cache);
+        let mut st = self.state.lock().unwrap();
+        let result = built.and_then(|meta| {
+            let mut edit = VersionEdit::default();
+            if let Some(f) = meta {
+                let level = base.pick_level_for_memtable_output(
+                    crate::key::extract_user_key(&f.smallest),
+                    crate::key::extract_user_key(&f.largest),
+                    self.options.max_file_size,
+                );
+                edit.add_file(level, f.number, f.file_size, &f.smallest, &f.largest);
+            }
+            // The flushed memtable's log (and every older one) is no longer needed.
+            edit.log_number = Some(st.log_file_number);
+            edit.prev_log_number = Some(0);
+            st.versions.log_and_apply(&mut edit)
+        });
+        st.pending_outputs.remove(&number);
+        if result.is_ok() {
+            st.imm = None;
+            self.has_imm.store(false, Ordering::Release);
+            st.flushes += 1;
+            self.delete_obsolete_files(&mut st);
+        } else if st.bg_error.is_none() {
+            st.bg_error = result.clone().err();
+        }
+        self.bg_cv.notify_all();
+        (st, result)
+    }
+
+    /// Removes files that no Version, pending output, or live log needs.
+    pub(super) fn delete_obsolete_files(&self, st: &mut State) {
+        if st.bg_error.is_some() || self.options.read_only {
+            return;
+        }
+        let mut live = st.versions.live_files();
+        live.extend(st.pending_outputs.iter().copied());
+        let Ok(names) = self.storage.list(&self.dir) else { return };
+        for name in names {
+            let Some((number, kind)) = parse_file_name(&name) else { continue };
+            let keep = match kind {
+                FileType::Log => {
+                    number >= st.versions.log_number
+                        || number == st.versions.prev_log_number
+                        || number == st.log_file_number
+                }
+                FileType::Descriptor => number >= st.versions.manifest_file_number,
+                FileType::Table | FileType::Temp => live.contains(&number),
+                FileType::Current | FileType::DbLock | FileType::InfoLog => true,
+            };
+            if !keep {
+                if kind == FileType::Table {
+                    self.table_cache.evict(number);
+                }
+                let _ = self.storage.remove(&crate::storage::join(&self.dir, &name));
+            }
+        }
+    }
+
+    /// Compacts the files of `level` overlapping `[begin, end]` into `level + 1`, waiting
+    /// until done.
+    pub(super) fn manual_compaction(&self, level: usize, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        let mut st = self.state.lock().unwrap();
+        while st.manual.is_some() {
+            st = self.bg_cv.wait(st).unwrap();
+        }
+        st.manual = Some(ManualCompaction {
+            level,
+            begin: begin.map(|b| b.to_vec()),
+            end: end.map(|e| e.to_vec()),
+            done: false,
+        });
+        loop {
+            if let Some(e) = &st.bg_error {
+                let e = e.clone();
+                st.manual = None;
+                return Err(e);
+            }
+            if st.manual.as_ref().is_some_and(|m| m.done) {
+                break;
+            }
+            if self.options.background_thread {
+                st = self.maybe_schedule_compaction(st);
+                st = self.bg_cv.wait(st).unwrap();
+            } else {
+                st.bg_scheduled = true;
+                st = self.background_call(st);
+            }
+        }
+        st.manual = None;
+        self.bg_cv.notify_all();
+        Ok(())
+    }
+
+    /// Waits until no immutable memtable is waiting to be flushed.
+    pub(super) fn wait_for_imm_flush(&self) -> Result<()> {
+        let mut st = self.state.lock().unwrap();
+        while st.imm.is_some() {
+            if let Some(e) = &st.bg_error {
+                return Err(e.clone());
+            }
+            if self.options.background_thread {
+                st = self.maybe_schedule_compaction(st);
+                st = self.bg_cv.wait(st).unwrap();
+            } else {
+                st.bg_scheduled = true;
+                st = self.background_call(st);
+            }
+        }
+        match &st.bg_error {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+}
+

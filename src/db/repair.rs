@@ -1,0 +1,219 @@
+//! Repair (LevelDB `RepairDB`): rebuild a database's MANIFEST from the files found, when the
+//! MANIFEST or CURRENT is lost or damaged, or a log or table is partly unreadable.
+//!
+//! 1. Every log is replayed in skip mode (damaged records are dropped and counted) and
+//!    written out as a table.
+//! 2. Every table is scanned; its key range and largest sequence are taken from the entries
+//!    that read back. A table that is damaged part-way is rewritten with the entries that
+//!    could be read; one that cannot be opened at all is set aside in `lost/`.
+//! 3. A new MANIFEST lists every table at level 0 (tables may overlap there) with a last
+//!    sequence above every entry, and CURRENT is pointed at it; old MANIFESTs go to `lost/`.
+//!
+//! Nothing readable is lost; what was not readable is counted in the report.
+
+use std::sync::Arc;
+
+use crate::cache::Cache;
+use crate::error::{Error, Result};
+use crate::iterator::InternalIterator;
+use crate::key::parse_internal_key;
+use crate::log;
+use crate::memtable::MemTable;
+use crate::options::{Options, ReadOptions};
+use crate::storage::{join, Storage};
+use crate::table::table_builder::TableBuilder;
+use crate::version::filename::{self, parse_file_name, FileType};
+use crate::version::{TableCache, VersionEdit};
+
+use super::WriteBatch;
+
+/// What repair found and did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RepairReport {
+    pub logs_replayed: u64,
+    pub log_records: u64,
+    pub log_bytes_dropped: u64,
+    pub tables: u64,
+    pub tables_rewritten: u64,
+    pub tables_lost: u64,
+    /// Live-or-dead internal entries kept in tables (not user keys).
+    pub entries: u64,
+    pub last_sequence: u64,
+}
+
+/// Rebuilds the MANIFEST of the database in `dir`. The database must not be open.
+pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result<RepairReport> {
+    let _lock = storage.lock(&filename::lock_file_name(dir))?;
+    let mut report = RepairReport::default();
+    let names = storage.list(dir)?;
+    let mut logs = Vec::new();
+    let mut tables = Vec::new();
+    let mut manifests = Vec::new();
+    let mut max_number = 1;
+    for name in &names {
+        if let Some((n, t)) = parse_file_name(name) {
+            max_number = max_number.max(n);
+            match t {
+                FileType::Log => logs.push(n),
+                FileType::Table => tables.push((n, name.clone())),
+                FileType::Descriptor => manifests.push(name.clone()),
+                _ => {}
+            }
+        }
+    }
+    logs.sort_unstable();
+    let mut next_number = max_number + 1;
+    let table_cache = Arc::new(TableCache::new(
+        storage.clone(),
+        dir,
+        options.max_open_files,
+        Some(Arc::new(Cache::new(8 << 20))),
+        options.max_block_size,
+    ));
+
+    // 1. Logs → tables.
+    for number in logs {
+        let path = filename::log_file_name(dir, number);
+        let file = storage.open_random(&path)?;
+        let mut reader = log::Reader::new(file, storage_name(&path), true, false);
+        let mem = Arc::new(MemTable::new());
+        let mut record = Vec::new();
+        while reader.read_record(&mut record)? {
+            match WriteBatch::from_contents(std::mem::take(&mut record)) {
+                Ok(batch) => {
+                    if batch.insert_into(&mem).is_ok() {
+                        report.log_records += 1;
+                    } else {
+                        report.log_bytes_dropped += batch.approximate_size() as u64;
+                    }
+                    record = batch.into_contents();
+                }
+                Err(_) => report.log_bytes_dropped += 1,
+            }
+        }
+        report.log_bytes_dropped += reader.dropped_bytes();
+        report.logs_replayed += 1;
+        let n = next_number;
+        next_number += 1;
+        let mut it = mem.iter();
+        if crate::compaction::run::build_table(&*storage, dir, n, &mut it, &options.into(), &table_cache)?.is_some() {
+            tables.push((n, format!("{n:06}.ldb")));
+        }
+        archive(&*storage, dir, &path)?;
+    }
+
+    // 2. Scan every table.
+    let mut edit = VersionEdit {
+        comparator: Some(crate::key::BYTEWISE_COMPARATOR.to_string()),
+        log_number: Some(0),
+        prev_log_number: Some(0),
+        ..Default::default()
+    };
+    let read = ReadOptions {
+        verify_checksums: true,
+        fill_cache: false,
+        snapshot: None,
+    };
+    for (number, name) in tables {
+        let path = join(dir, &name);
+        let size = storage.file_size(&path)?;
+        let table = match table_cache.table(number, size) {
+            Ok(t) => t,
+            Err(_) => {
+                report.tables_lost += 1;
+                table_cache.evict(number);
+                archive(&*storage, dir, &path)?;
+                continue;
+            }
+        };
+        let mut it = table.iter(read.clone());
+        let mut entries = 0u64;
+        let mut smallest = Vec::new();
+        let mut largest = Vec::new();
+        let mut max_seq = 0;
+        it.seek_to_first();
+        while it.valid() {
+            if let Some(p) = parse_internal_key(it.key()) {
+                if entries == 0 {
+                    smallest = it.key().to_vec();
+                }
+                largest.clear();
+                largest.extend_from_slice(it.key());
+                max_seq = max_seq.max(p.sequence);
+                entries += 1;
+            }
+            it.next();
+        }
+        let damaged = it.status().is_err();
+        if damaged {
+            // Keep what could be read: copy the readable entries into a new table.
+            let n = next_number;
+            next_number += 1;
+            let out = storage.create(&filename::table_file_name(dir, n))?;
+            let mut builder = TableBuilder::new(options.into(), out);
+            let mut it = table.iter(read.clone());
+            it.seek_to_first();
+            let mut copied = 0;
+            while it.valid() {
+                if parse_internal_key(it.key()).is_some() {
+                    builder.add(it.key(), it.value())?;
+                    copied += 1;
+                }
+                it.next();
+            }
+            let (mut f, new_size) = builder.finish()?;
+            f.sync()?;
+            drop(f);
+            table_cache.evict(number);
+            archive(&*storage, dir, &path)?;
+            report.tables_rewritten += 1;
+            if copied == 0 {
+                let _ = storage.remove(&filename::table_file_name(dir, n));
+                continue;
+            }
+            edit.add_file(0, n, new_size, &smallest, &largest);
+        } else if entries > 0 {
+            edit.add_file(0, number, size, &smallest, &largest);
+        } else {
+            archive(&*storage, dir, &path)?;
+            continue;
+        }
+        report.tables += 1;
+        report.entries += entries;
+        report.last_sequence = report.last_sequence.max(max_seq);
+    }
+
+    // 3. A new MANIFEST.
+    let manifest_number = next_number;
+    next_number += 1;
+    edit.next_file_number = Some(next_number);
+    edit.last_sequence = Some(report.last_sequence);
+    let path = filename::descriptor_file_name(dir, manifest_number);
+    let mut w = log::Writer::new(storage.create(&path)?);
+    w.add_record(&edit.encode())?;
+    w.sync()?;
+    drop(w);
+    for m in manifests {
+        archive(&*storage, dir, &join(dir, &m))?;
+    }
+    filename::set_current_file(&*storage, dir, manifest_number)?;
+    Ok(report)
+}
+
+fn storage_name(path: &str) -> String {
+    crate::storage::base_name(path).to_string()
+}
+
+/// Moves a file into `dir/lost/` (kept for the user, out of the database's way).
+fn archive(storage: &dyn Storage, dir: &str, path: &str) -> Result<()> {
+    let lost = join(dir, "lost");
+    storage.create_dir_all(&lost)?;
+    let to = join(&lost, crate::storage::base_name(path));
+    storage.rename(path, &to).or_else(|e| {
+        if e.is_not_found() {
+            Ok(())
+        } else {
+            Err(Error::io(format!("cannot move {path} to lost/: {e}")))
+        }
+    })
+}

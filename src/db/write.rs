@@ -1,0 +1,196 @@
+//! The write path: group commit, room-making, the log, the memtable.
+//!
+//! Writers enqueue themselves; one becomes the leader, takes every batch queued so far (up to
+//! about 1 MiB), assigns their sequence numbers, appends them to the log as one record, syncs
+//! if any writer asked for it, inserts them into the memtable, publishes the new last
+//! sequence, and wakes the group. Readers never see a batch half applied: entries become
+//! visible only when the last sequence is published.
+//!
+//! Before writing, the leader makes room: it slows down (1 ms, once) when level 0 has reached
+//! the slowdown trigger, waits while a previous memtable is still being flushed or level 0 is
+//! at the stop trigger, and switches to a fresh memtable and log when the current one is full.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::{DbInner, State, WriteBatch};
+use crate::error::Result;
+use crate::log;
+use crate::memtable::MemTable;
+use crate::options::WriteOptions;
+use crate::version::filename;
+
+/// Largest group a leader commits at once.
+const MAX_GROUP_BYTES: usize = 1 << 20;
+
+pub(super) struct Waiter {
+    /// `None`: a request to switch to a new memtable (flush), with no data.
+    batch: Mutex<Option<WriteBatch>>,
+    options: WriteOptions,
+    force: bool,
+    done: Mutex<Option<Result<()>>>,
+}
+
+#[derive(Default)]
+pub(super) struct WriteQueue {
+    queue: VecDeque<Arc<Waiter>>,
+    leader_active: bool,
+}
+
+impl DbInner {
+    /// Commits `batch` (or, with `None`, forces a memtable switch).
+    pub(super) fn write(&self, options: &WriteOptions, batch: Option<WriteBatch>) -> Result<()> {
+        let force = batch.is_none();
+        let me = Arc::new(Waiter {
+            batch: Mutex::new(batch),
+            options: options.clone(),
+            force,
+            done: Mutex::new(None),
+        });
+        let mut q = self.writers.lock().unwrap();
+        q.queue.push_back(me.clone());
+        loop {
+            if let Some(r) = me.done.lock().unwrap().take() {
+                return r;
+            }
+            if !q.leader_active {
+                break;
+            }
+            q = self.writers_cv.wait(q).unwrap();
+        }
+        // Leader: take a group from the front of the queue.
+        q.leader_active = true;
+        let mut group: Vec<Arc<Waiter>> = Vec::new();
+        let mut bytes = 0;
+        while let Some(w) = q.queue.front() {
+            let size = w.batch.lock().unwrap().as_ref().map_or(0, |b| b.approximate_size());
+            // A forced flush goes alone; a group stops at about 1 MiB.
+            if !group.is_empty() && (w.force || group[0].force || bytes + size > MAX_GROUP_BYTES) {
+                break;
+            }
+            bytes += size;
+            group.push(q.queue.pop_front().unwrap());
+        }
+        drop(q);
+
+        let result = self.commit_group(&group);
+
+        let mut q = self.writers.lock().unwrap();
+        for w in &group {
+            *w.done.lock().unwrap() = Some(result.clone());
+        }
+        q.leader_active = false;
+        drop(q);
+        self.writers_cv.notify_all();
+        let r = me.done.lock().unwrap().take();
+        r.expect("the leader is in its own group")
+    }
+
+    fn commit_group(&self, group: &[Arc<Waiter>]) -> Result<()> {
+        let force = group[0].force;
+        let st = self.state.lock().unwrap();
+        let (mut st, room) = self.make_room_for_write(st, force);
+        room?;
+        if force {
+            return Ok(());
+        }
+        let mut batch = group[0].batch.lock().unwrap().take().expect("data writes carry a batch");
+        for w in &group[1..] {
+            batch.append(w.batch.lock().unwrap().as_ref().expect("data writes carry a batch"));
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let sync = group.iter().any(|w| w.options.sync);
+        let use_wal = group.iter().any(|w| !w.options.disable_wal);
+        let first = st.versions.last_sequence + 1;
+        batch.set_sequence(first);
+        let last = first + batch.count() as u64 - 1;
+        // Write outside the state lock: only the leader touches the log and inserts.
+        let mut log = st.log.take();
+        let mem = st.mem.clone();
+        drop(st);
+        let mut result = Ok(());
+        if use_wal {
+            if let Some(log) = log.as_mut() {
+                result = log.add_record(batch.contents());
+                if result.is_ok() && sync {
+                    result = log.sync();
+                }
+            }
+        }
+        if result.is_ok() {
+            result = batch.insert_into(&mem);
+        }
+        let mut st = self.state.lock().unwrap();
+        st.log = log;
+        match result {
+            Ok(()) => {
+                st.versions.last_sequence = last;
+                Ok(())
+            }
+            Err(e) => {
+                // The log may now hold a partial record; refuse further writes.
+                if st.bg_error.is_none() {
+                    st.bg_error = Some(e.clone());
+                }
+                self.bg_cv.notify_all();
+                Err(e)
+            }
+        }
+    }
+
+    /// Ensures the memtable has room (or, with `force`, switches it regardless).
+    fn make_room_for_write<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        mut force: bool,
+    ) -> (MutexGuard<'a, State>, Result<()>) {
+        let mut allow_delay = !force;
+        loop {
+            if let Some(e) = st.bg_error.clone() {
+                return (st, Err(e));
+            }
+            let l0 = st.versions.peek_current().num_files(0);
+            if allow_delay && l0 >= self.options.l0_slowdown_writes_trigger && self.options.background_thread {
+                // Give the compaction thread a moment rather than stall for seconds later.
+                drop(st);
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                allow_delay = false;
+                st = self.state.lock().unwrap();
+                continue;
+            }
+            if !force && st.mem.approximate_memory_usage() <= self.options.write_buffer_size {
+                return (st, Ok(()));
+            }
+            if st.imm.is_some() || (l0 >= self.options.l0_stop_writes_trigger && !self.options.disable_auto_compactions) {
+                // Wait for the flush (or for compaction to bring level 0 down).
+                if self.options.background_thread {
+                    st = self.bg_cv.wait(st).unwrap();
+                } else {
+                    st = self.background_call(st);
+                }
+                continue;
+            }
+            // Switch to a new memtable and log.
+            let number = st.versions.new_file_number();
+            let file = match self.storage.create(&filename::log_file_name(&self.dir, number)) {
+                Ok(f) => f,
+                Err(e) => return (st, Err(e)),
+            };
+            if let Some(mut old) = st.log.take() {
+                if let Err(e) = old.flush() {
+                    return (st, Err(e));
+                }
+            }
+            st.log = Some(log::Writer::new(file));
+            st.log_file_number = number;
+            let full = std::mem::replace(&mut st.mem, Arc::new(MemTable::new()));
+            st.imm = Some(full);
+            self.has_imm.store(true, Ordering::Release);
+            force = false;
+            st = self.maybe_schedule_compaction(st);
+        }
+    }
+}
