@@ -138,6 +138,7 @@ fi
 if [ -f "$WORLD/db/CURRENT" ]; then DB=$WORLD/db; else DB=$WORLD; fi
 [ -f "$DB/CURRENT" ] || die "$WORLD holds no LevelDB (no CURRENT, no db/CURRENT)"
 DB_BYTES=$(du -sb "$DB" | cut -f1)
+mkdir -p "$CACHE"
 DB_FILES=$(find "$DB" -maxdepth 1 -type f | wc -l)
 
 # ---------------------------------------------------------------------------------------------
@@ -174,8 +175,8 @@ d["seconds"] = round((t1 - t0) / 1e9, 4)
 print(json.dumps(d, separators=(",", ":")))
 PY
 }
-run_mojang() {  # $1 = output file
-  "$PY" bench/mojang_scan.py "$DB" --tmp "$(dirname "$WORLD")" >"$1"
+run_mojang() {  # $1 = output file; the temporary copy of db/ goes into the cache folder
+  "$PY" bench/mojang_scan.py "$DB" --tmp "$CACHE" >"$1"
 }
 resources() {  # $@ = command; prints "PEAK_RSS_KIB CPU_PERCENT" (or "null null" without GNU time)
   if [ -x /usr/bin/time ]; then
@@ -199,7 +200,7 @@ for engine in strata mojang; do
 done
 say "peak RSS and CPU use (one more run of each under /usr/bin/time -v)"
 usage_strata=$(resources "$STRATA" scan --json "$WORLD")
-usage_mojang=$(resources "$PY" bench/mojang_scan.py "$DB" --tmp "$(dirname "$WORLD")")
+usage_mojang=$(resources "$PY" bench/mojang_scan.py "$DB" --tmp "$CACHE")
 read -r RSS_STRATA CPU_STRATA <<<"$usage_strata"
 read -r RSS_MOJANG CPU_MOJANG <<<"$usage_mojang"
 
@@ -248,7 +249,7 @@ if gen_log and os.path.exists(gen_log):
             if "crc32c" in kv:
                 expected = {k: int(kv[k]) for k in FIG}
     if expected and expected != figures["mojang"]:
-        bad.append("figures differ from the generator's: %s vs %s" % (expected, figures["mojang"]))
+        bad.append("figures differ from the generator's: generator %s, engines %s" % (expected, figures["mojang"]))
 
 if bad:
     for b in bad:

@@ -95,7 +95,12 @@ fn add_boundary_inputs(level_files: &[Arc<FileMetaData>], chosen: &mut Vec<Arc<F
 }
 
 impl Compaction {
-    fn new(level: usize, inputs0: Vec<Arc<FileMetaData>>, version: &Arc<Version>, limits: CompactionLimits) -> Self {
+    fn new(
+        level: usize,
+        inputs0: Vec<Arc<FileMetaData>>,
+        version: &Arc<Version>,
+        limits: CompactionLimits,
+    ) -> Self {
         let mut c = Compaction {
             level,
             inputs: [inputs0, Vec::new()],
@@ -240,7 +245,8 @@ pub fn pick_compaction(
         let first = version.files[level]
             .iter()
             .find(|f| {
-                pointer.is_empty() || compare_internal_keys(&f.largest, pointer) == Ordering::Greater
+                pointer.is_empty()
+                    || compare_internal_keys(&f.largest, pointer) == Ordering::Greater
             })
             .or_else(|| version.files[level].first())?;
         (level, vec![first.clone()])
@@ -340,7 +346,11 @@ mod tests {
                     file(12, "x", "z", 1000),
                     file(13, "d", "f", 1000),
                 ],
-                vec![file(5, "a", "b", 1000), file(6, "e", "g", 1000), file(7, "h", "k", 1000)],
+                vec![
+                    file(5, "a", "b", 1000),
+                    file(6, "e", "g", 1000),
+                    file(7, "h", "k", 1000),
+                ],
             ],
             4,
         );
@@ -360,7 +370,14 @@ mod tests {
     fn size_compaction_follows_the_compaction_pointer_round_robin() {
         let big = 6 << 20; // level 1 over its 10 MB budget
         let v = version(
-            vec![vec![], vec![file(1, "a", "c", big), file(2, "d", "f", big), file(3, "g", "i", big)]],
+            vec![
+                vec![],
+                vec![
+                    file(1, "a", "c", big),
+                    file(2, "d", "f", big),
+                    file(3, "g", "i", big),
+                ],
+            ],
             4,
         );
         assert_eq!(v.compaction_level, 1);
@@ -378,11 +395,21 @@ mod tests {
 
     #[test]
     fn seek_compaction_and_switches() {
-        let v = version(vec![vec![], vec![file(1, "a", "c", 1000)], vec![file(2, "a", "z", 1000)]], 4);
+        let v = version(
+            vec![
+                vec![],
+                vec![file(1, "a", "c", 1000)],
+                vec![file(2, "a", "z", 1000)],
+            ],
+            4,
+        );
         assert!(pick_compaction(&v, &Default::default(), LIMITS).is_none());
         *v.file_to_compact.lock().unwrap() = Some((1, v.files[1][0].clone()));
         let c = pick_compaction(&v, &Default::default(), LIMITS).unwrap();
-        assert_eq!((c.level, c.inputs[0][0].number, c.inputs[1][0].number), (1, 1, 2));
+        assert_eq!(
+            (c.level, c.inputs[0][0].number, c.inputs[1][0].number),
+            (1, 1, 2)
+        );
         let off = CompactionLimits {
             seek_triggered: false,
             ..LIMITS
@@ -433,18 +460,26 @@ mod tests {
             ..LIMITS
         };
         let g = version(
-            vec![vec![], vec![file(1, "a", "z", 10)], vec![file(2, "b", "b", 10)], vec![
-                file(3, "c", "c", 600),
-                file(4, "e", "e", 600),
-                file(5, "g", "g", 600),
-            ]],
+            vec![
+                vec![],
+                vec![file(1, "a", "z", 10)],
+                vec![file(2, "b", "b", 10)],
+                vec![
+                    file(3, "c", "c", 600),
+                    file(4, "e", "e", 600),
+                    file(5, "g", "g", 600),
+                ],
+            ],
             4,
         );
         let k = |s: &str| make_internal_key(s.as_bytes(), 1, ValueType::Value);
         // Past "c" the output overlaps 600 bytes of grandparents, past "e" 1200 > 10 * 100:
         // the output is cut before "f", and the count starts again.
         let mut c2 = range_compaction(&g, 1, None, None, limits).unwrap();
-        let cuts: Vec<bool> = ["b", "d", "f", "h"].iter().map(|s| c2.should_stop_before(&k(s))).collect();
+        let cuts: Vec<bool> = ["b", "d", "f", "h"]
+            .iter()
+            .map(|s| c2.should_stop_before(&k(s)))
+            .collect();
         assert_eq!(cuts, vec![false, false, true, false]);
         assert_eq!(c2.num_input_files(0), 1);
     }

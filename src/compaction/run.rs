@@ -10,7 +10,9 @@ use std::sync::Arc;
 use super::pick::Compaction;
 use crate::error::Result;
 use crate::iterator::InternalIterator;
-use crate::key::{extract_user_key, parse_internal_key, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER};
+use crate::key::{
+    extract_user_key, parse_internal_key, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER,
+};
 use crate::options::ReadOptions;
 use crate::storage::Storage;
 use crate::table::merger::MergingIterator;
@@ -97,7 +99,10 @@ struct Output {
 
 /// Merges the compaction's inputs into new tables at `level + 1`. Returns the edit to install
 /// (input deletions + outputs + compaction pointer). On error, partial outputs are removed.
-pub fn run_compaction(c: &mut Compaction, env: &CompactionEnv) -> Result<(VersionEdit, CompactionStats)> {
+pub fn run_compaction(
+    c: &mut Compaction,
+    env: &CompactionEnv,
+) -> Result<(VersionEdit, CompactionStats)> {
     let read = ReadOptions {
         verify_checksums: true,
         fill_cache: false,
@@ -107,10 +112,18 @@ pub fn run_compaction(c: &mut Compaction, env: &CompactionEnv) -> Result<(Versio
     for (which, files) in c.inputs.iter().enumerate() {
         if c.level + which == 0 {
             for f in files {
-                children.push(Box::new(env.table_cache.iter(f.number, f.file_size, &read)?));
+                children.push(Box::new(env.table_cache.iter(
+                    f.number,
+                    f.file_size,
+                    &read,
+                )?));
             }
         } else if !files.is_empty() {
-            children.push(Box::new(level_iterator(files.clone(), env.table_cache.clone(), read.clone())));
+            children.push(Box::new(level_iterator(
+                files.clone(),
+                env.table_cache.clone(),
+                read.clone(),
+            )));
         }
     }
     let mut input = MergingIterator::new(children);
@@ -127,7 +140,7 @@ pub fn run_compaction(c: &mut Compaction, env: &CompactionEnv) -> Result<(Versio
         let mut checked = 0u32;
         while input.valid() {
             checked += 1;
-            if checked % 64 == 0 {
+            if checked.is_multiple_of(64) {
                 (env.yield_to_flush)()?;
             }
             let key = input.key();
@@ -209,7 +222,11 @@ pub fn run_compaction(c: &mut Compaction, env: &CompactionEnv) -> Result<(Versio
     Ok((edit, stats))
 }
 
-fn finish_output(current: &mut Option<Output>, outputs: &mut Vec<FileMetaData>, env: &CompactionEnv) -> Result<()> {
+fn finish_output(
+    current: &mut Option<Output>,
+    outputs: &mut Vec<FileMetaData>,
+    env: &CompactionEnv,
+) -> Result<()> {
     let Some(mut out) = current.take() else {
         return Ok(());
     };
@@ -218,7 +235,12 @@ fn finish_output(current: &mut Option<Output>, outputs: &mut Vec<FileMetaData>, 
     file.sync()?;
     drop(file);
     env.table_cache.table(out.number, size)?;
-    outputs.push(FileMetaData::new(out.number, size, out.smallest, out.largest));
+    outputs.push(FileMetaData::new(
+        out.number,
+        size,
+        out.smallest,
+        out.largest,
+    ));
     Ok(())
 }
 

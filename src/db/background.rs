@@ -34,7 +34,10 @@ impl DbInner {
     }
 
     /// Schedules background work if any is due.
-    pub(super) fn maybe_schedule_compaction<'a>(&'a self, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+    pub(super) fn maybe_schedule_compaction<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+    ) -> MutexGuard<'a, State> {
         if st.bg_scheduled || st.shutting_down || st.bg_error.is_some() || self.options.read_only {
             return st;
         }
@@ -68,7 +71,10 @@ impl DbInner {
     }
 
     /// One unit of background work, then reschedule if more is due.
-    pub(super) fn background_call<'a>(&'a self, st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+    pub(super) fn background_call<'a>(
+        &'a self,
+        st: MutexGuard<'a, State>,
+    ) -> MutexGuard<'a, State> {
         let mut st = st;
         if !st.shutting_down && st.bg_error.is_none() {
             let (s, result) = self.background_compaction(st);
@@ -85,17 +91,24 @@ impl DbInner {
         st
     }
 
-    fn background_compaction<'a>(&'a self, st: MutexGuard<'a, State>) -> (MutexGuard<'a, State>, Result<()>) {
+    fn background_compaction<'a>(
+        &'a self,
+        st: MutexGuard<'a, State>,
+    ) -> (MutexGuard<'a, State>, Result<()>) {
         if st.imm.is_some() {
             return self.compact_memtable(st);
         }
         let mut st = st;
         let version = st.versions.current();
         let limits = self.limits();
-        let manual = st.manual.as_ref().map(|m| (m.level, m.begin.clone(), m.end.clone()));
+        let manual = st
+            .manual
+            .as_ref()
+            .map(|m| (m.level, m.begin.clone(), m.end.clone()));
         let compaction = match &manual {
             Some((level, begin, end)) => {
-                let c = range_compaction(&version, *level, begin.as_deref(), end.as_deref(), limits);
+                let c =
+                    range_compaction(&version, *level, begin.as_deref(), end.as_deref(), limits);
                 if c.is_none() {
                     if let Some(m) = st.manual.as_mut() {
                         m.done = true;
@@ -120,6 +133,9 @@ impl DbInner {
                 // A seek-triggered file has been dealt with.
                 Self::clear_file_to_compact(&version, f.number);
             }
+            drop(c);
+            drop(version);
+            self.delete_obsolete_files(&mut st);
             return (st, r);
         }
         let smallest_snapshot = st
@@ -170,6 +186,9 @@ impl DbInner {
                 Self::clear_file_to_compact(&version, f.number);
             }
         }
+        // The input Version must be released first, or its files count as live.
+        drop(c);
+        drop(version);
         self.delete_obsolete_files(&mut st);
         (st, result)
     }
@@ -182,16 +201,26 @@ impl DbInner {
     }
 
     /// Writes the immutable memtable as a table and installs it with the new log number.
-    fn compact_memtable<'a>(&'a self, mut st: MutexGuard<'a, State>) -> (MutexGuard<'a, State>, Result<()>) {
+    fn compact_memtable<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+    ) -> (MutexGuard<'a, State>, Result<()>) {
         let Some(imm) = st.imm.clone() else {
             return (st, Ok(()));
         };
-        let base = st.versions.current();
+        let base = st.versions.peek_current().clone();
         let number = st.versions.new_file_number();
         st.pending_outputs.insert(number);
         drop(st);
         let mut it = imm.iter();
-        let built = build_table(&*self.storage, &self.dir, number, &mut it, &self.table_options(), &self.table_cache);
+        let built = build_table(
+            &*self.storage,
+            &self.dir,
+            number,
+            &mut it,
+            &self.table_options(),
+            &self.table_cache,
+        );
         let mut st = self.state.lock().unwrap();
         let result = built.and_then(|meta| {
             let mut edit = VersionEdit::default();
@@ -209,6 +238,7 @@ impl DbInner {
             st.versions.log_and_apply(&mut edit)
         });
         st.pending_outputs.remove(&number);
+        drop(base);
         if result.is_ok() {
             st.imm = None;
             self.has_imm.store(false, Ordering::Release);
@@ -228,9 +258,13 @@ impl DbInner {
         }
         let mut live = st.versions.live_files();
         live.extend(st.pending_outputs.iter().copied());
-        let Ok(names) = self.storage.list(&self.dir) else { return };
+        let Ok(names) = self.storage.list(&self.dir) else {
+            return;
+        };
         for name in names {
-            let Some((number, kind)) = parse_file_name(&name) else { continue };
+            let Some((number, kind)) = parse_file_name(&name) else {
+                continue;
+            };
             let keep = match kind {
                 FileType::Log => {
                     number >= st.versions.log_number
@@ -252,7 +286,12 @@ impl DbInner {
 
     /// Compacts the files of `level` overlapping `[begin, end]` into `level + 1`, waiting
     /// until done.
-    pub(super) fn manual_compaction(&self, level: usize, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+    pub(super) fn manual_compaction(
+        &self,
+        level: usize,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<()> {
         let mut st = self.state.lock().unwrap();
         while st.manual.is_some() {
             st = self.bg_cv.wait(st).unwrap();
@@ -306,4 +345,3 @@ impl DbInner {
         }
     }
 }
-

@@ -38,7 +38,11 @@ pub struct DbIter {
 }
 
 impl DbIter {
-    pub fn new(iter: Box<dyn InternalIterator>, sequence: SequenceNumber, version: Arc<Version>) -> Self {
+    pub fn new(
+        iter: Box<dyn InternalIterator>,
+        sequence: SequenceNumber,
+        version: Arc<Version>,
+    ) -> Self {
         DbIter {
             iter,
             _version: version,

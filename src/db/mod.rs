@@ -254,8 +254,12 @@ impl Db {
         let mut st = self.inner.state.lock().unwrap();
         let v = st.versions.current();
         Properties {
-            files_per_level: (0..crate::options::config::NUM_LEVELS).map(|l| v.num_files(l)).collect(),
-            bytes_per_level: (0..crate::options::config::NUM_LEVELS).map(|l| v.level_bytes(l)).collect(),
+            files_per_level: (0..crate::options::config::NUM_LEVELS)
+                .map(|l| v.num_files(l))
+                .collect(),
+            bytes_per_level: (0..crate::options::config::NUM_LEVELS)
+                .map(|l| v.level_bytes(l))
+                .collect(),
             last_sequence: st.versions.last_sequence,
             memtable_bytes: st.mem.approximate_memory_usage(),
             compactions: st.compactions,
@@ -433,7 +437,14 @@ impl Drop for Db {
 }
 
 impl DbInner {
-    fn read_view(&self) -> (Arc<MemTable>, Option<Arc<MemTable>>, Arc<Version>, SequenceNumber) {
+    fn read_view(
+        &self,
+    ) -> (
+        Arc<MemTable>,
+        Option<Arc<MemTable>>,
+        Arc<Version>,
+        SequenceNumber,
+    ) {
         let mut st = self.state.lock().unwrap();
         (
             st.mem.clone(),

@@ -22,7 +22,9 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
     let current = filename::current_file_name(dir);
     let lock = if options.read_only {
         if !storage.exists(&current) {
-            return Err(Error::not_found(format!("{dir}: no database here (no CURRENT file)")));
+            return Err(Error::not_found(format!(
+                "{dir}: no database here (no CURRENT file)"
+            )));
         }
         storage.lock_shared(&filename::lock_file_name(dir))?
     } else {
@@ -37,7 +39,9 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         if !storage.exists(&current) {
             VersionSet::create_new(&*storage, dir)?;
         } else if options.error_if_exists {
-            return Err(Error::invalid_argument(format!("{dir}: database exists (error_if_exists)")));
+            return Err(Error::invalid_argument(format!(
+                "{dir}: database exists (error_if_exists)"
+            )));
         }
         Some(lock)
     };
@@ -87,7 +91,10 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         let mut records = 0u64;
         while reader.read_record(&mut record)? {
             records += 1;
-            let at = |e: Error| e.in_file(name.clone()).at_offset(reader.last_record_offset());
+            let at = |e: Error| {
+                e.in_file(name.clone())
+                    .at_offset(reader.last_record_offset())
+            };
             let batch = WriteBatch::from_contents(std::mem::take(&mut record)).map_err(at)?;
             batch.insert_into(&mem).map_err(at)?;
             if batch.count() > 0 {
@@ -96,11 +103,24 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             }
             record = batch.into_contents();
             if !options.read_only && mem.approximate_memory_usage() > options.write_buffer_size {
-                flush_recovered(&storage, dir, &options, &table_cache, &mut versions, &mem, &mut edit, &mut pending)?;
+                flush_recovered(
+                    &storage,
+                    dir,
+                    &options,
+                    &table_cache,
+                    &mut versions,
+                    &mem,
+                    &mut edit,
+                    &mut pending,
+                )?;
                 mem = Arc::new(MemTable::new());
             }
         }
-        logs.push(ReplayedLog { name, records, bytes: size });
+        logs.push(ReplayedLog {
+            name,
+            records,
+            bytes: size,
+        });
     }
 
     let recovery = RecoveryInfo {
@@ -114,7 +134,16 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
     let mut log_file_number = recovered.log_number;
     if !options.read_only {
         if !mem.is_empty() {
-            flush_recovered(&storage, dir, &options, &table_cache, &mut versions, &mem, &mut edit, &mut pending)?;
+            flush_recovered(
+                &storage,
+                dir,
+                &options,
+                &table_cache,
+                &mut versions,
+                &mem,
+                &mut edit,
+                &mut pending,
+            )?;
             mem = Arc::new(MemTable::new());
         }
         log_file_number = versions.new_file_number();
@@ -174,7 +203,14 @@ fn flush_recovered(
     let number = versions.new_file_number();
     pending.insert(number);
     let mut it = mem.iter();
-    if let Some(f) = build_table(&**storage, dir, number, &mut it, &options.into(), table_cache)? {
+    if let Some(f) = build_table(
+        &**storage,
+        dir,
+        number,
+        &mut it,
+        &options.into(),
+        table_cache,
+    )? {
         edit.add_file(0, f.number, f.file_size, &f.smallest, &f.largest);
     }
     Ok(())

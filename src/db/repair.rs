@@ -96,7 +96,16 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
         let n = next_number;
         next_number += 1;
         let mut it = mem.iter();
-        if crate::compaction::run::build_table(&*storage, dir, n, &mut it, &options.into(), &table_cache)?.is_some() {
+        if crate::compaction::run::build_table(
+            &*storage,
+            dir,
+            n,
+            &mut it,
+            &options.into(),
+            &table_cache,
+        )?
+        .is_some()
+        {
             tables.push((n, format!("{n:06}.ldb")));
         }
         archive(&*storage, dir, &path)?;

@@ -64,7 +64,12 @@ impl DbInner {
         let mut group: Vec<Arc<Waiter>> = Vec::new();
         let mut bytes = 0;
         while let Some(w) = q.queue.front() {
-            let size = w.batch.lock().unwrap().as_ref().map_or(0, |b| b.approximate_size());
+            let size = w
+                .batch
+                .lock()
+                .unwrap()
+                .as_ref()
+                .map_or(0, |b| b.approximate_size());
             // A forced flush goes alone; a group stops at about 1 MiB.
             if !group.is_empty() && (w.force || group[0].force || bytes + size > MAX_GROUP_BYTES) {
                 break;
@@ -95,9 +100,20 @@ impl DbInner {
         if force {
             return Ok(());
         }
-        let mut batch = group[0].batch.lock().unwrap().take().expect("data writes carry a batch");
+        let mut batch = group[0]
+            .batch
+            .lock()
+            .unwrap()
+            .take()
+            .expect("data writes carry a batch");
         for w in &group[1..] {
-            batch.append(w.batch.lock().unwrap().as_ref().expect("data writes carry a batch"));
+            batch.append(
+                w.batch
+                    .lock()
+                    .unwrap()
+                    .as_ref()
+                    .expect("data writes carry a batch"),
+            );
         }
         if batch.is_empty() {
             return Ok(());
@@ -153,7 +169,10 @@ impl DbInner {
                 return (st, Err(e));
             }
             let l0 = st.versions.peek_current().num_files(0);
-            if allow_delay && l0 >= self.options.l0_slowdown_writes_trigger && self.options.background_thread {
+            if allow_delay
+                && l0 >= self.options.l0_slowdown_writes_trigger
+                && self.options.background_thread
+            {
                 // Give the compaction thread a moment rather than stall for seconds later.
                 drop(st);
                 std::thread::sleep(std::time::Duration::from_millis(1));
@@ -164,7 +183,10 @@ impl DbInner {
             if !force && st.mem.approximate_memory_usage() <= self.options.write_buffer_size {
                 return (st, Ok(()));
             }
-            if st.imm.is_some() || (l0 >= self.options.l0_stop_writes_trigger && !self.options.disable_auto_compactions) {
+            if st.imm.is_some()
+                || (l0 >= self.options.l0_stop_writes_trigger
+                    && !self.options.disable_auto_compactions)
+            {
                 // Wait for the flush (or for compaction to bring level 0 down).
                 if self.options.background_thread {
                     st = self.bg_cv.wait(st).unwrap();
@@ -175,7 +197,10 @@ impl DbInner {
             }
             // Switch to a new memtable and log.
             let number = st.versions.new_file_number();
-            let file = match self.storage.create(&filename::log_file_name(&self.dir, number)) {
+            let file = match self
+                .storage
+                .create(&filename::log_file_name(&self.dir, number))
+            {
                 Ok(f) => f,
                 Err(e) => return (st, Err(e)),
             };

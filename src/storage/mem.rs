@@ -37,6 +37,31 @@ impl MemStorage {
             .ok_or_else(|| Error::not_found(format!("{path}: no such file")))
     }
 
+    /// An independent copy of every file as it is at this instant, as a machine crash would
+    /// leave them (locks are not copied).
+    pub fn snapshot(&self) -> MemStorage {
+        let inner = self.inner.lock().unwrap();
+        let files = inner
+            .files
+            .iter()
+            .map(|(k, v)| (k.clone(), Arc::new(RwLock::new(v.read().unwrap().clone()))))
+            .collect();
+        MemStorage {
+            inner: Arc::new(Mutex::new(Inner {
+                files,
+                dirs: inner.dirs.clone(),
+            })),
+            locks: Arc::default(),
+        }
+    }
+
+    /// Cuts a file to `len` bytes (a torn write).
+    pub fn truncate(&self, path: &str, len: usize) {
+        if let Ok(f) = self.get(path) {
+            f.write().unwrap().truncate(len);
+        }
+    }
+
     /// A copy of a file's bytes (for tests that damage files).
     pub fn contents(&self, path: &str) -> Option<Vec<u8>> {
         self.get(path).ok().map(|b| b.read().unwrap().clone())

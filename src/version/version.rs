@@ -197,7 +197,12 @@ impl Version {
 
     /// The level a flushed memtable covering `[smallest, largest]` should go to: pushed below
     /// level 0 while it overlaps nothing and would not overlap too much of the grandparents.
-    pub fn pick_level_for_memtable_output(&self, smallest: &[u8], largest: &[u8], max_file_size: u64) -> usize {
+    pub fn pick_level_for_memtable_output(
+        &self,
+        smallest: &[u8],
+        largest: &[u8],
+        max_file_size: u64,
+    ) -> usize {
         use crate::options::config::MAX_MEM_COMPACT_LEVEL;
         let mut level = 0;
         if !self.overlap_in_level(0, smallest, largest) {
@@ -281,7 +286,8 @@ impl Version {
         let mut candidates: Vec<(usize, &Arc<FileMetaData>)> = self.files[0]
             .iter()
             .filter(|f| {
-                extract_user_key(&f.smallest) <= user_key && user_key <= extract_user_key(&f.largest)
+                extract_user_key(&f.smallest) <= user_key
+                    && user_key <= extract_user_key(&f.largest)
             })
             .map(|f| (0, f))
             .collect();
