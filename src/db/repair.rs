@@ -135,51 +135,60 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
                 continue;
             }
         };
-        let mut it = table.iter(read.clone());
+        // Read block by block so a damaged block costs only its own entries.
         let mut entries = 0u64;
         let mut smallest = Vec::new();
         let mut largest = Vec::new();
         let mut max_seq = 0;
-        it.seek_to_first();
-        while it.valid() {
-            if let Some(p) = parse_internal_key(it.key()) {
-                if entries == 0 {
-                    smallest = it.key().to_vec();
+        let mut damaged = false;
+        let mut kept: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut index = table.index_iter();
+        index.seek_to_first();
+        while index.valid() {
+            match table.block(index.value(), &read) {
+                Ok(block) => {
+                    let mut it = block.iter();
+                    it.seek_to_first();
+                    while it.valid() {
+                        if let Some(p) = parse_internal_key(it.key()) {
+                            if entries == 0 {
+                                smallest = it.key().to_vec();
+                            }
+                            largest.clear();
+                            largest.extend_from_slice(it.key());
+                            max_seq = max_seq.max(p.sequence);
+                            entries += 1;
+                            kept.push((it.key().to_vec(), it.value().to_vec()));
+                        } else {
+                            damaged = true;
+                        }
+                        it.next();
+                    }
+                    damaged |= it.status().is_err();
                 }
-                largest.clear();
-                largest.extend_from_slice(it.key());
-                max_seq = max_seq.max(p.sequence);
-                entries += 1;
+                Err(_) => damaged = true,
             }
-            it.next();
+            index.next();
         }
-        let damaged = it.status().is_err();
+        damaged |= index.status().is_err();
         if damaged {
-            // Keep what could be read: copy the readable entries into a new table.
+            // Keep what could be read: copy the intact entries into a new table.
+            table_cache.evict(number);
+            archive(&*storage, dir, &path)?;
+            report.tables_rewritten += 1;
+            if kept.is_empty() {
+                continue;
+            }
             let n = next_number;
             next_number += 1;
             let out = storage.create(&filename::table_file_name(dir, n))?;
             let mut builder = TableBuilder::new(options.into(), out);
-            let mut it = table.iter(read.clone());
-            it.seek_to_first();
-            let mut copied = 0;
-            while it.valid() {
-                if parse_internal_key(it.key()).is_some() {
-                    builder.add(it.key(), it.value())?;
-                    copied += 1;
-                }
-                it.next();
+            for (k, v) in &kept {
+                builder.add(k, v)?;
             }
             let (mut f, new_size) = builder.finish()?;
             f.sync()?;
             drop(f);
-            table_cache.evict(number);
-            archive(&*storage, dir, &path)?;
-            report.tables_rewritten += 1;
-            if copied == 0 {
-                let _ = storage.remove(&filename::table_file_name(dir, n));
-                continue;
-            }
             edit.add_file(0, n, new_size, &smallest, &largest);
         } else if entries > 0 {
             edit.add_file(0, number, size, &smallest, &largest);

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use strata::{Db, Error, Options, ReadOptions};
+use strata::{CompressionType, Db, Error, Options, ReadOptions, WriteOptions};
 
 use crate::args::Args;
 
@@ -253,4 +253,92 @@ pub fn verify(raw: &[String]) -> CliResult {
             Ok(ExitCode::from(1))
         }
     }
+}
+
+/// Options for writing to `path`: the world's dialect unless told otherwise.
+fn write_options(path: &str, args: &Args) -> Result<Options, CliError> {
+    let is_world = Path::new(path).join("level.dat").is_file();
+    let mut o = match args.value("profile") {
+        Some("bedrock") => Options::bedrock(),
+        Some("google") => Options::google(),
+        None if is_world => Options::bedrock(),
+        None => Options::google(),
+        Some(other) => return Err(CliError::Usage(format!("unknown profile {other:?}"))),
+    };
+    if let Some(c) = args.value("compression") {
+        o.compression = CompressionType::from_name(c)
+            .filter(|c| *c != CompressionType::Zstd)
+            .ok_or_else(|| CliError::Usage(format!("unknown compression {c:?}")))?;
+    }
+    Ok(o)
+}
+
+const WRITE_FLAGS: &[&str] = &["profile", "compression"];
+
+pub fn put(raw: &[String]) -> CliResult {
+    let args = Args::parse(raw, WRITE_FLAGS, &["sync"])?;
+    let [path, key, value] = args.positionals(&["DB_DIR", "KEY", "VALUE"])? else {
+        unreachable!()
+    };
+    let (key, value) = (parse_key(key)?, parse_key(value)?);
+    let mut options = write_options(path, &args)?;
+    options.create_if_missing = true;
+    let db = Db::open_path(&resolve_db_dir(path), options)?;
+    let w = WriteOptions {
+        sync: args.has("sync"),
+        ..Default::default()
+    };
+    db.put(&w, &key, &value)?;
+    db.close()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn delete(raw: &[String]) -> CliResult {
+    let args = Args::parse(raw, WRITE_FLAGS, &["sync"])?;
+    let [path, key] = args.positionals(&["DB_DIR", "KEY"])? else {
+        unreachable!()
+    };
+    let key = parse_key(key)?;
+    let db = Db::open_path(&resolve_db_dir(path), write_options(path, &args)?)?;
+    let w = WriteOptions {
+        sync: args.has("sync"),
+        ..Default::default()
+    };
+    db.delete(&w, &key)?;
+    db.close()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn compact(raw: &[String]) -> CliResult {
+    let args = Args::parse(raw, WRITE_FLAGS, &[])?;
+    let [path] = args.positionals(&["DB_DIR"])? else {
+        unreachable!()
+    };
+    let start = Instant::now();
+    let db = Db::open_path(&resolve_db_dir(path), write_options(path, &args)?)?;
+    db.compact_range(None, None)?;
+    let p = db.properties();
+    db.close()?;
+    println!(
+        "compacted in {:.3} s; files per level {:?}, bytes per level {:?}",
+        start.elapsed().as_secs_f64(),
+        p.files_per_level,
+        p.bytes_per_level
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn repair(raw: &[String]) -> CliResult {
+    let args = Args::parse(raw, WRITE_FLAGS, &[])?;
+    let [path] = args.positionals(&["DB_DIR"])? else {
+        unreachable!()
+    };
+    let options = write_options(path, &args)?;
+    let storage = std::sync::Arc::new(strata::FsStorage::new());
+    let r = strata::db::repair::repair(storage, &resolve_db_dir(path), &options)?;
+    println!(
+        "repaired: {} tables ({} rewritten, {} lost), {} entries, {} logs replayed ({} records, {} bytes dropped), last sequence {}",
+        r.tables, r.tables_rewritten, r.tables_lost, r.entries, r.logs_replayed, r.log_records, r.log_bytes_dropped, r.last_sequence
+    );
+    Ok(ExitCode::SUCCESS)
 }

@@ -17,6 +17,13 @@ commands:
   dump DB_DIR [--limit N]     list keys (text or hex) and value sizes in key order
   info DB_DIR                 files per level, sizes, entry counts, compression ids
   verify DB_DIR               read and check every block of every live file
+  put DB_DIR KEY VALUE        set KEY to VALUE (creates the database if missing)
+  delete DB_DIR KEY           remove KEY
+  compact DB_DIR              flush the log and compact every level
+  repair DB_DIR               rebuild the MANIFEST from the tables and logs found
+
+write options: --profile bedrock|google (default: bedrock for a world folder, else google),
+               --compression none|snappy|zlib|zlib-raw, --sync
 
 DB_DIR may be a LevelDB folder or a Bedrock world folder holding level.dat and db/.";
 
@@ -32,6 +39,10 @@ fn main() -> ExitCode {
         "dump" => commands::dump(rest),
         "info" => commands::info(rest),
         "verify" => commands::verify(rest),
+        "put" => commands::put(rest),
+        "delete" => commands::delete(rest),
+        "compact" => commands::compact(rest),
+        "repair" => commands::repair(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -1,0 +1,302 @@
+//! Crash recovery, locking and repair.
+//!
+//! Crash images: while a database is being written (with flushes and compactions running on
+//! the background thread), copies of the whole in-memory file system are taken at random
+//! moments — what a machine crash would leave — and the newest log is cut at a random byte
+//! past the last synced write (a torn, unsynced tail). Each image must open, hold every write
+//! acknowledged with `sync`, and show every batch entirely or not at all.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::sync::Arc;
+
+use common::Rng;
+use strata::db::WriteBatch;
+use strata::storage::{MemStorage, Storage};
+use strata::{Db, ErrorKind, Options, ReadOptions, WriteOptions};
+
+const GROUPS: u64 = 200;
+
+fn options() -> Options {
+    Options {
+        write_buffer_size: 16 * 1024,
+        max_file_size: 32 * 1024,
+        ..Options::google().create()
+    }
+}
+
+/// State of every group after applying `history[..n]`.
+fn state_after(history: &[(u64, String)], n: usize) -> BTreeMap<u64, String> {
+    let mut s = BTreeMap::new();
+    for (g, v) in &history[..n] {
+        s.insert(*g, v.clone());
+    }
+    s
+}
+
+fn newest_log(storage: &MemStorage) -> Option<(String, usize)> {
+    let mut logs: Vec<String> = storage
+        .list("db")
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    logs.sort();
+    let name = logs.pop()?;
+    let len = storage.file_size(&format!("db/{name}")).unwrap() as usize;
+    Some((name, len))
+}
+
+#[test]
+fn crash_images_keep_synced_writes_and_whole_batches() {
+    let storage = MemStorage::new();
+    let shared: Arc<dyn Storage> = Arc::new(storage.clone());
+    let db = Db::open(shared, "db", options()).unwrap();
+    let mut rng = Rng(0xc4a5_11ed);
+    let mut history: Vec<(u64, String)> = Vec::new();
+    // (history length, newest log name and length) at the last synced acknowledgement.
+    let mut synced: (usize, Option<(String, usize)>) = (0, None);
+    let mut images = 0;
+    let mut torn = 0;
+    for i in 0..6000u64 {
+        let g = rng.below(GROUPS);
+        let v = format!("batch {i} {}", "x".repeat(rng.below(300) as usize));
+        let mut b = WriteBatch::new();
+        for part in ["a", "b", "c"] {
+            b.put(format!("g{g:03}-{part}").as_bytes(), v.as_bytes());
+        }
+        let sync = rng.below(5) == 0;
+        db.write(
+            &WriteOptions {
+                sync,
+                ..Default::default()
+            },
+            b,
+        )
+        .unwrap();
+        history.push((g, v));
+        if sync {
+            synced = (history.len(), newest_log(&storage));
+        }
+        if rng.below(40) != 0 {
+            continue;
+        }
+        // A crash now.
+        let image = storage.snapshot();
+        images += 1;
+        if let Some((name, len)) = newest_log(&image) {
+            let floor = match &synced.1 {
+                Some((sname, slen)) if *sname == name => *slen,
+                _ => 0,
+            };
+            if len > floor {
+                let cut = floor + rng.below((len - floor) as u64 + 1) as usize;
+                image.truncate(&format!("db/{name}"), cut);
+                torn += 1;
+            }
+        }
+        let recovered = Db::open(Arc::new(image), "db", options())
+            .unwrap_or_else(|e| panic!("image {images} does not open: {e}"));
+        let mut got: BTreeMap<u64, String> = BTreeMap::new();
+        let mut it = recovered.iter(&ReadOptions::default());
+        it.seek_to_first();
+        let mut parts: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+        while it.valid() {
+            let k = std::str::from_utf8(it.key()).unwrap();
+            let g: u64 = k[1..4].parse().unwrap();
+            parts
+                .entry(g)
+                .or_default()
+                .push(String::from_utf8(it.value().to_vec()).unwrap());
+            it.next();
+        }
+        it.status().unwrap();
+        for (g, vs) in parts {
+            assert_eq!(vs.len(), 3, "image {images}: group {g} has a partial batch");
+            assert!(
+                vs.iter().all(|v| *v == vs[0]),
+                "image {images}: group {g} mixes batches"
+            );
+            got.insert(g, vs[0].clone());
+        }
+        // The image is the state after some prefix of the history that includes every
+        // synced write.
+        let ok = (synced.0..=history.len()).any(|n| state_after(&history, n) == got);
+        assert!(
+            ok,
+            "image {images}: not a prefix state at or after the last sync ({} writes, {} synced)",
+            history.len(),
+            synced.0
+        );
+    }
+    println!(
+        "{images} crash images ({torn} with torn logs), {} writes",
+        history.len()
+    );
+    assert!(images > 100);
+    let p = db.properties();
+    assert!(p.flushes > 20 && p.compactions > 5, "{p:?}");
+}
+
+#[test]
+fn a_second_opener_gets_locked_in_this_process_and_another() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let d = dir.to_str().unwrap();
+    let db = Db::open_path(d, Options::google().create()).unwrap();
+    db.put(&WriteOptions::default(), b"k", b"v").unwrap();
+    let e = Db::open_path(d, Options::google()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Locked, "{e}");
+    let e = Db::open_path(d, Options::google().read_only()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Locked, "{e}");
+    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["put", d, "x", "y"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Locked"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    drop(db);
+    // Released on close (and a crashed holder's lock dies with its process).
+    let db = Db::open_path(d, Options::google()).unwrap();
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"k").unwrap().as_deref(),
+        Some(&b"v"[..])
+    );
+}
+
+fn fill(dir: &str, n: u32) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let db = Db::open_path(
+        dir,
+        Options {
+            write_buffer_size: 64 * 1024,
+            block_size: 1024,
+            ..Options::bedrock().create()
+        },
+    )
+    .unwrap();
+    let mut model = BTreeMap::new();
+    for i in 0..n {
+        let k = format!("key{i:06}").into_bytes();
+        let v = format!("value {i} {}", "z".repeat((i % 50) as usize)).into_bytes();
+        db.put(&WriteOptions::default(), &k, &v).unwrap();
+        model.insert(k, v);
+    }
+    db.compact_range(None, None).unwrap();
+    for i in 0..100 {
+        let k = format!("log{i:03}").into_bytes();
+        db.put(&WriteOptions::default(), &k, b"in the log").unwrap();
+        model.insert(k, b"in the log".to_vec());
+    }
+    model
+}
+
+fn contents(dir: &str) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let db = Db::open_path(dir, Options::default().read_only()).unwrap();
+    let mut it = db.iter(&ReadOptions::default());
+    it.seek_to_first();
+    let mut m = BTreeMap::new();
+    while it.valid() {
+        m.insert(it.key().to_vec(), it.value().to_vec());
+        it.next();
+    }
+    it.status().unwrap();
+    m
+}
+
+#[test]
+fn repair_rebuilds_a_lost_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let d = dir.to_str().unwrap();
+    let model = fill(d, 20_000);
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        if name.starts_with("MANIFEST-") || name == "CURRENT" {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    assert_eq!(
+        Db::open_path(d, Options::default()).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
+    let r = strata::db::repair::repair(Arc::new(strata::FsStorage::new()), d, &Options::bedrock())
+        .unwrap();
+    assert_eq!(r.logs_replayed, 1);
+    assert_eq!(r.log_records, 100);
+    assert_eq!(r.tables_lost + r.tables_rewritten, 0);
+    assert_eq!(r.entries, 20_100);
+    assert!(contents(d) == model, "repaired contents differ");
+    // It is a normal database again.
+    let db = Db::open_path(d, Options::bedrock()).unwrap();
+    db.put(&WriteOptions::default(), b"after", b"repair")
+        .unwrap();
+    db.compact_range(None, None).unwrap();
+    db.verify().unwrap();
+}
+
+#[test]
+fn repair_keeps_every_intact_entry_of_a_damaged_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let d = dir.to_str().unwrap();
+    let model = fill(d, 20_000);
+    // Damage one data block of the largest table.
+    let db = Db::open_path(d, Options::default().read_only()).unwrap();
+    let version = db.version();
+    let f = version
+        .all_files()
+        .map(|(_, f)| f.clone())
+        .max_by_key(|f| f.file_size)
+        .unwrap();
+    let table = db.table_cache().table(f.number, f.file_size).unwrap();
+    let mut index = table.index_iter();
+    use strata::iterator::InternalIterator;
+    index.seek_to_first();
+    index.next();
+    index.next();
+    let (handle, _) = strata::table::format::BlockHandle::decode(index.value()).unwrap();
+    let (block, _) = table.read_block_uncached(handle, true).unwrap();
+    let block = Arc::new(block);
+    let mut it = block.iter();
+    it.seek_to_first();
+    let mut lost = Vec::new();
+    while it.valid() {
+        lost.push(strata::key::extract_user_key(it.key()).to_vec());
+        it.next();
+    }
+    drop((it, table, version, db));
+    let path = dir.join(format!("{:06}.ldb", f.number));
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[handle.offset as usize + 10] ^= 0x55;
+    std::fs::write(&path, bytes).unwrap();
+    let e = Db::open_path(d, Options::default().read_only())
+        .unwrap()
+        .scan()
+        .unwrap_err();
+    assert!(e.is_corruption());
+
+    let r = strata::db::repair::repair(Arc::new(strata::FsStorage::new()), d, &Options::bedrock())
+        .unwrap();
+    assert_eq!(r.tables_rewritten, 1);
+    assert!(!lost.is_empty());
+    let mut expected = model.clone();
+    for k in &lost {
+        expected.remove(k);
+    }
+    let got = contents(d);
+    assert_eq!(got.len(), model.len() - lost.len(), "recovered count");
+    assert!(got == expected, "every intact entry is kept");
+    println!(
+        "repair kept {} of {} entries ({} in the damaged block)",
+        got.len(),
+        model.len(),
+        lost.len()
+    );
+}
