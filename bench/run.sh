@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# `npm run bench`: every benchmark. For now only the scan workload (bench/scan.sh); options
-# are passed through, e.g. `npm run bench -- --entries 250000 --size 51.2M`.
+# `npm run bench`: every benchmark, each against its peers in the same run.
+#   bench/scan.sh      the Bedrock scan, Strata vs Mojang's LevelDB (options pass through,
+#                      e.g. `npm run bench -- --entries 250000 --size 51.2M`)
+#   bench/db_bench.sh  db_bench workloads, Strata vs Google's LevelDB (STRATA_DB_BENCH_NUM)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash bench/scan.sh "$@"
+bash bench/db_bench.sh --num="${STRATA_DB_BENCH_NUM:-1000000}" --no-build

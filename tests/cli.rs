@@ -183,3 +183,54 @@ fn scan_of_the_largest_world_peaks_under_64_mib() {
     println!("peak RSS {kib} KiB");
     assert!(kib < 64 * 1024, "peak RSS {kib} KiB");
 }
+
+#[test]
+fn bench_runs_db_bench_workloads_in_its_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("bench");
+    let out = strata(&[
+        "bench",
+        "--num=2000",
+        "--benchmarks=fillseq,readrandom,readmissing,seekrandom,readseq,readreverse,fillrandom,overwrite,deleterandom,compact,bulkload_random,mixed",
+        &format!("--db={}", db.display()),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    assert!(text.contains("Entries:    2000\n"), "{text}");
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{name:<12} : ")))
+            .unwrap_or_else(|| panic!("no {name} line in\n{text}"))
+            .to_string()
+    };
+    assert!(line("fillseq").ends_with(" MB/s"), "{text}");
+    assert!(
+        line("readrandom").ends_with("(2000 of 2000 found)"),
+        "{text}"
+    );
+    assert!(line("readmissing").ends_with("(0 of 2000 found)"), "{text}");
+    assert!(
+        line("seekrandom").ends_with("(2000 of 2000 found)"),
+        "{text}"
+    );
+    assert!(line("mixed").contains("reads found)"), "{text}");
+    let out = strata(&[
+        "bench",
+        "--num=500",
+        "--benchmarks=fillbatch,readseq",
+        "--json",
+        &format!("--db={}", db.display()),
+    ]);
+    let lines: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines[1].starts_with("{\"benchmark\":\"readseq\",\"micros_per_op\":"),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[1].contains("\"ops\":500,"), "{}", lines[1]);
+}

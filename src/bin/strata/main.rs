@@ -4,6 +4,7 @@
 //! Exit codes: 0 success, 1 the operation failed (corruption, not found, I/O), 2 bad usage.
 
 mod args;
+mod bench;
 mod commands;
 
 use std::process::ExitCode;
@@ -21,6 +22,8 @@ commands:
   delete DB_DIR KEY           remove KEY
   compact DB_DIR              flush the log and compact every level
   repair DB_DIR               rebuild the MANIFEST from the tables and logs found
+  bench [--benchmarks=a,b] [--num=N] [--threads=N] [--json] ...
+                              Google's db_bench workloads, flags and output format
 
 write options: --profile bedrock|google (default: bedrock for a world folder, else google),
                --compression none|snappy|zlib|zlib-raw, --sync
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
         "delete" => commands::delete(rest),
         "compact" => commands::compact(rest),
         "repair" => commands::repair(rest),
+        "bench" => bench::bench(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
