@@ -9,25 +9,7 @@ use std::process::Command;
 use strata::{Db, Options, ReadOptions};
 
 fn read_records(path: &Path, with_values: bool) -> Entries {
-    let data = std::fs::read(path).unwrap();
-    let mut out = Vec::new();
-    let mut p = 0;
-    let take = |p: &mut usize| {
-        let n = u32::from_le_bytes(data[*p..*p + 4].try_into().unwrap()) as usize;
-        let s = data[*p + 4..*p + 4 + n].to_vec();
-        *p += 4 + n;
-        s
-    };
-    while p < data.len() {
-        let k = take(&mut p);
-        let v = if with_values {
-            take(&mut p)
-        } else {
-            Vec::new()
-        };
-        out.push((k, v));
-    }
-    out
+    common::read_peer_records(path, with_values)
 }
 
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;

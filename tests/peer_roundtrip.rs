@@ -30,21 +30,7 @@ fn read_with_peer(engine: &str, dir: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
         "{engine} could not read the database (run scripts/setup.sh): {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let data = std::fs::read(&out).unwrap();
-    let mut entries = Vec::new();
-    let mut p = 0;
-    let take = |p: &mut usize| {
-        let n = u32::from_le_bytes(data[*p..*p + 4].try_into().unwrap()) as usize;
-        let s = data[*p + 4..*p + 4 + n].to_vec();
-        *p += 4 + n;
-        s
-    };
-    while p < data.len() {
-        let k = take(&mut p);
-        let v = take(&mut p);
-        entries.push((k, v));
-    }
-    entries
+    common::read_peer_records(&out, true)
 }
 
 fn assert_same(got: Vec<(Vec<u8>, Vec<u8>)>, model: &Model, what: &str) {

@@ -98,6 +98,30 @@ pub fn copy_dir(src: &Path, dst: &Path) {
     }
 }
 
+/// Reads the records the Python peer scripts write: `(u32 LE length, key)` and, with
+/// `with_values`, `(u32 LE length, value)` after each key.
+pub fn read_peer_records(path: &Path, with_values: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let data = std::fs::read(path).unwrap();
+    let mut out = Vec::new();
+    let mut p = 0;
+    let take = |p: &mut usize| {
+        let n = u32::from_le_bytes(data[*p..*p + 4].try_into().unwrap()) as usize;
+        let s = data[*p + 4..*p + 4 + n].to_vec();
+        *p += 4 + n;
+        s
+    };
+    while p < data.len() {
+        let k = take(&mut p);
+        let v = if with_values {
+            take(&mut p)
+        } else {
+            Vec::new()
+        };
+        out.push((k, v));
+    }
+    out
+}
+
 /// A tiny deterministic PRNG for tests (xorshift64*).
 pub struct Rng(pub u64);
 
