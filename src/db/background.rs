@@ -311,17 +311,24 @@ impl DbInner {
             if st.manual.as_ref().is_some_and(|m| m.done) {
                 break;
             }
-            if self.options.background_thread {
-                st = self.maybe_schedule_compaction(st);
-                st = self.bg_cv.wait(st).unwrap();
-            } else {
-                st.bg_scheduled = true;
-                st = self.background_call(st);
-            }
+            st = self.await_background_step(st);
         }
         st.manual = None;
         self.bg_cv.notify_all();
         Ok(())
+    }
+
+    /// Lets one step of background work happen: waits for the background thread, or runs
+    /// the step inline when there is none.
+    fn await_background_step<'a>(&'a self, st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        if self.options.background_thread {
+            let st = self.maybe_schedule_compaction(st);
+            self.bg_cv.wait(st).unwrap()
+        } else {
+            let mut st = st;
+            st.bg_scheduled = true;
+            self.background_call(st)
+        }
     }
 
     /// Waits until no immutable memtable is waiting to be flushed.
@@ -331,13 +338,7 @@ impl DbInner {
             if let Some(e) = &st.bg_error {
                 return Err(e.clone());
             }
-            if self.options.background_thread {
-                st = self.maybe_schedule_compaction(st);
-                st = self.bg_cv.wait(st).unwrap();
-            } else {
-                st.bg_scheduled = true;
-                st = self.background_call(st);
-            }
+            st = self.await_background_step(st);
         }
         match &st.bg_error {
             Some(e) => Err(e.clone()),
