@@ -10,9 +10,7 @@ use std::sync::Arc;
 use super::pick::Compaction;
 use crate::error::Result;
 use crate::iterator::InternalIterator;
-use crate::key::{
-    extract_user_key, parse_internal_key, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER,
-};
+use crate::key::{parse_internal_key, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER};
 use crate::options::ReadOptions;
 use crate::storage::Storage;
 use crate::table::merger::MergingIterator;
@@ -242,9 +240,4 @@ fn finish_output(
         out.largest,
     ));
     Ok(())
-}
-
-/// The user key range `[smallest, largest]` of a table, as user keys.
-pub fn user_range(f: &FileMetaData) -> (&[u8], &[u8]) {
-    (extract_user_key(&f.smallest), extract_user_key(&f.largest))
 }

@@ -37,7 +37,7 @@ use crate::key::{LookupKey, SequenceNumber};
 use crate::log;
 use crate::memtable::{MemGet, MemTable};
 use crate::options::{Options, ReadOptions, WriteOptions};
-use crate::storage::{join, FileLock, Storage};
+use crate::storage::{FileLock, Storage};
 use crate::table::merger::MergingIterator;
 use crate::table::table_builder::TableBuilderOptions;
 use crate::version::version::TableGet;
@@ -465,11 +465,6 @@ impl DbInner {
             seek_triggered: self.options.seek_compactions && !self.options.disable_auto_compactions,
         }
     }
-}
-
-/// `true` if `dir` holds a database (a `CURRENT` file).
-pub fn exists(storage: &dyn Storage, dir: &str) -> bool {
-    storage.exists(&join(dir, "CURRENT"))
 }
 
 /// A block cache for a database with these options (none if the capacity is 0).

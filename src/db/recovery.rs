@@ -63,7 +63,6 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
     let mut mem = Arc::new(MemTable::new());
     let mut edit = VersionEdit::default();
     let mut logs = Vec::new();
-    let mut pending = HashSet::new();
 
     // Logs newer than the MANIFEST's log number (and the previous log, if named), oldest first.
     let mut numbers: Vec<u64> = storage
@@ -109,11 +108,9 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
                     &options,
                     &table_cache,
                     &mut versions,
-                    &mem,
+                    &mut mem,
                     &mut edit,
-                    &mut pending,
                 )?;
-                mem = Arc::new(MemTable::new());
             }
         }
         logs.push(ReplayedLog {
@@ -140,11 +137,9 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
                 &options,
                 &table_cache,
                 &mut versions,
-                &mem,
+                &mut mem,
                 &mut edit,
-                &mut pending,
             )?;
-            mem = Arc::new(MemTable::new());
         }
         log_file_number = versions.new_file_number();
         let file = storage.create(&filename::log_file_name(dir, log_file_number))?;
@@ -188,20 +183,18 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
     Ok(inner)
 }
 
-/// Writes a memtable replayed from a log as a level-0 table and records it in `edit`.
-#[allow(clippy::too_many_arguments)]
+/// Writes a memtable replayed from a log as a level-0 table, records it in `edit`, and
+/// starts a fresh memtable.
 fn flush_recovered(
     storage: &Arc<dyn Storage>,
     dir: &str,
     options: &Options,
     table_cache: &Arc<TableCache>,
     versions: &mut VersionSet,
-    mem: &Arc<MemTable>,
+    mem: &mut Arc<MemTable>,
     edit: &mut VersionEdit,
-    pending: &mut HashSet<u64>,
 ) -> Result<()> {
     let number = versions.new_file_number();
-    pending.insert(number);
     let mut it = mem.iter();
     if let Some(f) = build_table(
         &**storage,
@@ -213,5 +206,6 @@ fn flush_recovered(
     )? {
         edit.add_file(0, f.number, f.file_size, &f.smallest, &f.largest);
     }
+    *mem = Arc::new(MemTable::new());
     Ok(())
 }

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use super::filename::{sst_table_file_name, table_file_name};
 use crate::cache::Cache;
 use crate::error::{Error, ErrorKind, Result};
-use crate::iterator::InternalIterator;
 use crate::options::ReadOptions;
 use crate::storage::{base_name, Storage};
 use crate::table::block::Block;
@@ -100,9 +99,4 @@ impl TableCache {
     pub fn evict(&self, number: u64) {
         self.tables.erase(&(number, 0));
     }
-}
-
-/// Boxes a table iterator for the merging iterator.
-pub fn boxed(it: TableIterator) -> Box<dyn InternalIterator> {
-    Box::new(it)
 }

@@ -283,21 +283,25 @@ impl Version {
         };
         // Candidate files, newest data first: overlapping level-0 files, then at most one
         // file per deeper level.
-        let mut candidates: Vec<(usize, &Arc<FileMetaData>)> = self.files[0]
+        let level0 = self.files[0]
             .iter()
             .filter(|f| {
                 extract_user_key(&f.smallest) <= user_key
                     && user_key <= extract_user_key(&f.largest)
             })
-            .map(|f| (0, f))
-            .collect();
-        for (level, level_files) in self.files.iter().enumerate().skip(1) {
-            if let Some(f) = level_files.get(find_file(level_files, ikey)) {
-                if extract_user_key(&f.smallest) <= user_key {
-                    candidates.push((level, f));
-                }
-            }
-        }
+            .map(|f| (0, f));
+        let deeper = self
+            .files
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter_map(|(level, files)| {
+                files
+                    .get(find_file(files, ikey))
+                    .filter(|f| extract_user_key(&f.smallest) <= user_key)
+                    .map(|f| (level, f))
+            });
+        let candidates = level0.chain(deeper);
         // The first file read, if a second one had to be read too, is charged a seek.
         let mut last_read: Option<(usize, &Arc<FileMetaData>)> = None;
         let mut seek_file: Option<(usize, &Arc<FileMetaData>)> = None;

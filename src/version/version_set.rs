@@ -336,12 +336,4 @@ impl VersionSet {
         }
         e
     }
-
-    /// Bytes per level of the current Version.
-    pub fn level_summary(&self) -> String {
-        (0..NUM_LEVELS)
-            .map(|l| self.current.num_files(l).to_string())
-            .collect::<Vec<_>>()
-            .join(",")
-    }
 }

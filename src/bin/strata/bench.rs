@@ -288,16 +288,27 @@ fn run_one(
     let num = flags.num;
     let w = WriteOptions::default();
     let r = ReadOptions::default();
-    let write = |seq: bool,
-                 n: u64,
-                 batch: u64,
-                 vsize: usize,
-                 wopts: WriteOptions,
-                 st: &mut Stats,
-                 rnd: &mut Random,
-                 gen: &mut ValueGen,
-                 k: &mut Vec<u8>|
-     -> Result<(), strata::Error> {
+    // The fill workloads: (sequential keys, entries, batch size, value size, write options).
+    let no_wal = WriteOptions {
+        disable_wal: true,
+        ..Default::default()
+    };
+    let sync = WriteOptions {
+        sync: true,
+        ..Default::default()
+    };
+    let vs = flags.value_size;
+    let fill = match name {
+        "fillseq" => Some((true, num, 1, vs, w.clone())),
+        "fillrandom" | "overwrite" => Some((false, num, 1, vs, w.clone())),
+        "fillbatch" => Some((true, num, 1000, vs, w.clone())),
+        "fillsync" => Some((false, num / 1000, 1, vs, sync)),
+        "fill100K" => Some((false, num / 1000, 1, 100_000, w.clone())),
+        "bulkload_seq" => Some((true, num, 1000, vs, no_wal)),
+        "bulkload_random" => Some((false, num, 1000, vs, no_wal)),
+        _ => None,
+    };
+    if let Some((seq, n, batch, vsize, wopts)) = fill {
         let db = db.expect("database open");
         let mut i = 0;
         while i < n {
@@ -308,95 +319,17 @@ fn run_one(
                 } else {
                     rnd.uniform(num as u32) as u64
                 };
-                key(id, k);
-                b.put(k, gen.generate(vsize));
+                key(id, &mut k);
+                b.put(&k, gen.generate(vsize));
                 st.bytes += (vsize + k.len()) as u64;
                 st.done += 1;
             }
             db.write(&wopts, b)?;
             i += batch;
         }
-        Ok(())
-    };
+        return Ok(st);
+    }
     match name {
-        "fillseq" => write(
-            true,
-            num,
-            1,
-            flags.value_size,
-            w,
-            &mut st,
-            &mut rnd,
-            &mut gen,
-            &mut k,
-        )?,
-        "fillrandom" | "overwrite" => write(
-            false,
-            num,
-            1,
-            flags.value_size,
-            w,
-            &mut st,
-            &mut rnd,
-            &mut gen,
-            &mut k,
-        )?,
-        "fillbatch" => write(
-            true,
-            num,
-            1000,
-            flags.value_size,
-            w,
-            &mut st,
-            &mut rnd,
-            &mut gen,
-            &mut k,
-        )?,
-        "fillsync" => {
-            let ws = WriteOptions {
-                sync: true,
-                ..Default::default()
-            };
-            write(
-                false,
-                num / 1000,
-                1,
-                flags.value_size,
-                ws,
-                &mut st,
-                &mut rnd,
-                &mut gen,
-                &mut k,
-            )?
-        }
-        "fill100K" => write(
-            false,
-            num / 1000,
-            1,
-            100_000,
-            w,
-            &mut st,
-            &mut rnd,
-            &mut gen,
-            &mut k,
-        )?,
-        "bulkload_seq" | "bulkload_random" => {
-            let wb = WriteOptions {
-                disable_wal: true,
-                ..Default::default()
-            };
-            write(
-                name == "bulkload_seq",
-                num,
-                1000,
-                flags.value_size,
-                wb,
-                &mut st,
-                &mut rnd,
-                &mut gen,
-                &mut k,
-            )?
-        }
         "readseq" | "readreverse" => {
             let db = db.expect("database open");
             let mut it = db.iter(&r);
