@@ -22,9 +22,13 @@ pub mod storage;
 pub mod table;
 pub mod util;
 pub mod version;
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
 
 pub use compress::CompressionType;
 pub use db::{Db, ScanStats};
 pub use error::{Error, ErrorKind, Result};
 pub use options::{Options, Profile, ReadOptions, WriteOptions};
-pub use storage::{FsStorage, MemStorage, Storage};
+#[cfg(not(target_arch = "wasm32"))]
+pub use storage::FsStorage;
+pub use storage::{MemStorage, Storage};

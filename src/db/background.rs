@@ -18,6 +18,7 @@ use crate::version::VersionEdit;
 
 impl DbInner {
     /// The background thread's loop: run scheduled work until shutdown.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(super) fn background_loop(&self) {
         let mut st = self.state.lock().unwrap();
         loop {

@@ -16,6 +16,7 @@
 mod background;
 pub mod db_iter;
 pub mod inspect;
+pub mod range;
 mod recovery;
 pub mod repair;
 mod write;
@@ -27,6 +28,7 @@ use std::sync::{Arc, Condvar, Mutex, Weak};
 
 pub use db_iter::DbIter;
 pub use inspect::{TableStats, VerifyReport};
+pub use range::{Bound, KeyRange, RangeIter};
 pub use write_batch::WriteBatch;
 
 use crate::cache::Cache;

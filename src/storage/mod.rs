@@ -16,6 +16,8 @@ use crate::error::{Error, Result};
 
 #[cfg(not(target_arch = "wasm32"))]
 mod fs;
+#[cfg(target_arch = "wasm32")]
+pub mod js_host;
 mod mem;
 
 #[cfg(not(target_arch = "wasm32"))]

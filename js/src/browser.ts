@@ -1,0 +1,93 @@
+// The browser entry point: the same `Db` API, with the engine in a dedicated worker (OPFS
+// sync access handles and FileReaderSync exist only there). Calls become messages; byte
+// arguments and results are transferred. One worker serves every database of the page and
+// ends when the last one closes.
+
+import { Db, type Link, type OpenOptions } from './db.js';
+import { StrataError, invalidArgument, toStrataError, type ErrorShape } from './errors.js';
+
+export * from './db.js';
+export { StrataError, type ErrorCode } from './errors.js';
+export type { BatchOp, Encoding, Input } from './codec.js';
+export type { EngineOptions, StorageKind } from './engine.js';
+
+interface Reply {
+  id: number;
+  ok: boolean;
+  value?: unknown;
+  error?: ErrorShape;
+}
+
+class WorkerLink implements Link {
+  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
+  private nextId = 1;
+  users = 0;
+
+  constructor(readonly worker: Worker) {
+    worker.onmessage = (ev: MessageEvent<Reply>) => {
+      const p = this.pending.get(ev.data.id);
+      if (!p) return;
+      this.pending.delete(ev.data.id);
+      if (ev.data.ok) p.resolve(ev.data.value);
+      else p.reject(toStrataError(ev.data.error));
+    };
+    worker.onerror = (ev: ErrorEvent) => {
+      const err = new StrataError('LEVEL_IO_ERROR', `worker failed: ${ev.message}`);
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+    };
+  }
+
+  call(op: string, args: unknown[], transfer: ArrayBuffer[] = []): Promise<unknown> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, op, args }, transfer);
+    });
+  }
+
+  release(): void {
+    this.users -= 1;
+    if (this.users === 0 && this.pending.size === 0) {
+      this.worker.terminate();
+      if (shared === this) shared = undefined;
+    }
+  }
+}
+
+let shared: WorkerLink | undefined;
+
+function link(): WorkerLink {
+  shared ??= new WorkerLink(new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'strata' }));
+  return shared;
+}
+
+/** Opens (by default creating) a database. Default storage: OPFS. */
+export async function open(location: string, options: OpenOptions = {}): Promise<Db> {
+  if (typeof location !== 'string' || location === '') throw invalidArgument('location must be a non-empty string');
+  if (typeof options !== 'object' || options === null) throw invalidArgument('options must be an object');
+  const kind = options.storage ?? 'opfs';
+  const { storage: _s, files, keyEncoding: _k, valueEncoding: _v, ...rest } = options;
+  const readOnly = kind === 'files' ? true : rest.readOnly === true;
+  const engineOptions = { createIfMissing: !readOnly, ...rest, readOnly };
+  const l = link();
+  l.users += 1;
+  try {
+    const handle = (await l.call('open', [kind, location, engineOptions, files])) as number;
+    return new Db(l, handle, location, options);
+  } catch (e) {
+    l.release();
+    throw toStrataError(e);
+  }
+}
+
+/** Deletes an OPFS database (it must be closed). */
+export async function destroy(location: string): Promise<void> {
+  const l = link();
+  l.users += 1;
+  try {
+    await l.call('destroy', [location]);
+  } finally {
+    l.release();
+  }
+}

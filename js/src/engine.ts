@@ -1,0 +1,249 @@
+// The engine side of the package: owns the wasm databases, cursors and snapshots by numeric
+// handle and answers operations on them. It runs in-process in Node and inside the dedicated
+// worker in browsers; either way every operation is a plain call with cloneable arguments, so
+// the same code serves direct calls and `postMessage`.
+//
+// Invariants: handles are never reused; an operation on a closed or unknown database fails
+// with LEVEL_DATABASE_NOT_OPEN, on a closed iterator with LEVEL_ITERATOR_NOT_OPEN; closing a
+// database closes its cursors and releases its snapshots first. Pending compaction work runs
+// in bounded steps when the engine is idle (the wasm build has no background thread).
+
+import { StrataError } from './errors.js';
+import type { StorageHost } from './host.js';
+
+/** The wasm facade's classes (src/wasm/mod.rs), as far as this package uses them. */
+export interface WasmDatabase {
+  get(key: Uint8Array, snapshot: number | undefined, fillCache: boolean): Uint8Array | undefined;
+  getMany(keys: Uint8Array, snapshot: number | undefined): Uint8Array;
+  put(key: Uint8Array, value: Uint8Array, sync: boolean): void;
+  del(key: Uint8Array, sync: boolean): void;
+  write(ops: Uint8Array, sync: boolean): void;
+  iterator(options: object): WasmCursor;
+  snapshot(): number;
+  releaseSnapshot(id: number): void;
+  scan(): Float64Array | number[];
+  compactRange(start: Uint8Array | undefined, end: Uint8Array | undefined): void;
+  flush(): void;
+  maintenance(): boolean;
+  properties(): string;
+  close(): void;
+  free(): void;
+}
+
+export interface WasmCursor {
+  nextv(n: number, maxBytes: number, keys: boolean, values: boolean): Uint8Array;
+  seek(target: Uint8Array): void;
+  close(): void;
+  free(): void;
+}
+
+export interface WasmModule {
+  Database: { open(host: StorageHost | undefined, path: string, options: object): WasmDatabase };
+}
+
+/** Which storage a database lives in. */
+export type StorageKind = 'fs' | 'mem' | 'opfs' | 'files';
+
+/** Engine-level open options (the wasm facade reads these names). */
+export interface EngineOptions {
+  createIfMissing?: boolean;
+  errorIfExists?: boolean;
+  readOnly?: boolean;
+  paranoidChecks?: boolean;
+  profile?: 'google' | 'bedrock';
+  compression?: 'none' | 'snappy' | 'zlib' | 'deflate-raw';
+  cacheSize?: number;
+  writeBufferSize?: number;
+  blockSize?: number;
+  maxFileSize?: number;
+  bloomBitsPerKey?: number;
+  maxOpenFiles?: number;
+}
+
+export interface IteratorSpec {
+  gt?: Uint8Array;
+  gte?: Uint8Array;
+  lt?: Uint8Array;
+  lte?: Uint8Array;
+  reverse?: boolean;
+  limit?: number;
+  snapshot?: number;
+  fillCache?: boolean;
+}
+
+/** A storage host for one database, with an optional async step run before each operation
+ * (OPFS opens file handles ahead of need there) and a release when the database closes. */
+export interface HostLease {
+  host: StorageHost | undefined;
+  prepare?(): Promise<void>;
+  release?(): Promise<void> | void;
+}
+
+export type HostFactory = (kind: StorageKind, location: string, extra: unknown) => Promise<HostLease> | HostLease;
+
+interface OpenDb {
+  db: WasmDatabase;
+  lease: HostLease;
+  cursors: Set<number>;
+  idle: ReturnType<typeof setTimeout> | undefined;
+}
+
+export class Engine {
+  private readonly dbs = new Map<number, OpenDb>();
+  private readonly cursors = new Map<number, { cursor: WasmCursor; db: number }>();
+  private nextHandle = 1;
+
+  constructor(
+    private readonly wasm: WasmModule,
+    private readonly hosts: HostFactory,
+  ) {}
+
+  /** Opens a database; the host is created (and for OPFS, prepared) first. */
+  async open(kind: StorageKind, location: string, options: EngineOptions, extra?: unknown): Promise<number> {
+    const lease = await this.hosts(kind, location, extra);
+    try {
+      await lease.prepare?.();
+      const db = this.wasm.Database.open(lease.host, location, options);
+      const handle = this.nextHandle++;
+      this.dbs.set(handle, { db, lease, cursors: new Set(), idle: undefined });
+      this.scheduleIdle(handle);
+      return handle;
+    } catch (e) {
+      await lease.release?.();
+      throw e;
+    }
+  }
+
+  /** Runs before an operation on `handle` when the host needs an async step. */
+  async prepare(handle: number): Promise<void> {
+    const entry = this.dbs.get(handle);
+    if (entry?.lease.prepare) await entry.lease.prepare();
+  }
+
+  needsPrepare(handle: number): boolean {
+    return this.dbs.get(handle)?.lease.prepare !== undefined;
+  }
+
+  private entry(handle: number): OpenDb {
+    const entry = this.dbs.get(handle);
+    if (!entry) throw new StrataError('LEVEL_DATABASE_NOT_OPEN', 'Database is not open');
+    return entry;
+  }
+
+  private db(handle: number): WasmDatabase {
+    return this.entry(handle).db;
+  }
+
+  private cursor(handle: number): WasmCursor {
+    const c = this.cursors.get(handle);
+    if (!c) throw new StrataError('LEVEL_ITERATOR_NOT_OPEN', 'Iterator is not open');
+    return c.cursor;
+  }
+
+  get(h: number, key: Uint8Array, snapshot: number | undefined, fillCache: boolean): Uint8Array | undefined {
+    return this.db(h).get(key, snapshot, fillCache);
+  }
+
+  getMany(h: number, keys: Uint8Array, snapshot: number | undefined): Uint8Array {
+    return this.db(h).getMany(keys, snapshot);
+  }
+
+  put(h: number, key: Uint8Array, value: Uint8Array, sync: boolean): void {
+    this.db(h).put(key, value, sync);
+    this.scheduleIdle(h);
+  }
+
+  del(h: number, key: Uint8Array, sync: boolean): void {
+    this.db(h).del(key, sync);
+    this.scheduleIdle(h);
+  }
+
+  write(h: number, ops: Uint8Array, sync: boolean): void {
+    this.db(h).write(ops, sync);
+    this.scheduleIdle(h);
+  }
+
+  iterator(h: number, spec: IteratorSpec): number {
+    const entry = this.entry(h);
+    const cursor = entry.db.iterator(spec);
+    const handle = this.nextHandle++;
+    this.cursors.set(handle, { cursor, db: h });
+    entry.cursors.add(handle);
+    return handle;
+  }
+
+  nextv(it: number, n: number, maxBytes: number, keys: boolean, values: boolean): Uint8Array {
+    return this.cursor(it).nextv(n, maxBytes, keys, values);
+  }
+
+  seek(it: number, target: Uint8Array): void {
+    this.cursor(it).seek(target);
+  }
+
+  closeIterator(it: number): void {
+    const c = this.cursors.get(it);
+    if (!c) return;
+    this.cursors.delete(it);
+    this.dbs.get(c.db)?.cursors.delete(it);
+    c.cursor.free();
+  }
+
+  snapshot(h: number): number {
+    return this.db(h).snapshot();
+  }
+
+  releaseSnapshot(h: number, id: number): void {
+    this.dbs.get(h)?.db.releaseSnapshot(id);
+  }
+
+  scan(h: number): number[] {
+    return Array.from(this.db(h).scan());
+  }
+
+  compactRange(h: number, start: Uint8Array | undefined, end: Uint8Array | undefined): void {
+    this.db(h).compactRange(start, end);
+  }
+
+  flush(h: number): void {
+    this.db(h).flush();
+  }
+
+  properties(h: number): string {
+    return this.db(h).properties();
+  }
+
+  async close(h: number): Promise<void> {
+    const entry = this.dbs.get(h);
+    if (!entry) return;
+    this.dbs.delete(h);
+    if (entry.idle !== undefined) clearTimeout(entry.idle);
+    for (const it of entry.cursors) this.closeIterator(it);
+    try {
+      entry.db.close();
+    } finally {
+      entry.db.free();
+      await entry.lease.release?.();
+    }
+  }
+
+  /** Runs one compaction step soon if work is pending, and keeps going while the engine is
+   * otherwise idle. */
+  private scheduleIdle(h: number): void {
+    const entry = this.dbs.get(h);
+    if (!entry || entry.idle !== undefined) return;
+    entry.idle = setTimeout(() => {
+      entry.idle = undefined;
+      if (!this.dbs.has(h)) return;
+      void (async () => {
+        try {
+          await entry.lease.prepare?.();
+          if (this.dbs.has(h) && entry.db.maintenance()) this.scheduleIdle(h);
+        } catch {
+          // The error is kept by the engine and reported by the next write.
+        }
+      })();
+    }, 0);
+    const t = entry.idle as { unref?: () => void };
+    t.unref?.();
+  }
+}

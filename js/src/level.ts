@@ -1,0 +1,272 @@
+// `StrataLevel`: the engine as an `abstract-level` database, for the `level` ecosystem (Node).
+//
+// It drives the in-process engine synchronously, so reads see the database as it was when
+// they were called (implicit snapshots), iterators pin their view when created, and explicit
+// snapshots are engine snapshots. Encodings: the private API takes and returns `view`,
+// `buffer` and `utf8` directly.
+
+import { AbstractIterator, AbstractLevel, AbstractSnapshot } from 'abstract-level';
+
+import { decode, packKeys, packOps, toBytes, unpackEntries, unpackValues, type Encoding } from './codec.js';
+import type { Engine, IteratorSpec } from './engine.js';
+import { toStrataError } from './errors.js';
+import { engineOptions, getEngine } from './node.js';
+import type { OpenOptions } from './db.js';
+
+type Out = Uint8Array | string;
+type Entry = [Out | undefined, Out | undefined];
+
+interface EncodingOptions {
+  keyEncoding?: Encoding;
+  valueEncoding?: Encoding;
+  snapshot?: StrataSnapshot;
+  sync?: boolean;
+  fillCache?: boolean;
+}
+
+const BATCH_BYTES = 1 << 20;
+
+/** Options for `new StrataLevel(location, options)`: `level` options plus the engine's. */
+export type StrataLevelOptions = OpenOptions & Record<string, unknown>;
+
+function wrap<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (e) {
+    return Promise.reject(toStrataError(e));
+  }
+}
+
+class StrataSnapshot extends (AbstractSnapshot as unknown as new (db: unknown) => object) {
+  constructor(
+    private readonly engine: Engine,
+    private readonly handle: number,
+    readonly id: number,
+    db: unknown,
+  ) {
+    super(db);
+  }
+
+  async _close(): Promise<void> {
+    this.engine.releaseSnapshot(this.handle, this.id);
+  }
+}
+
+class StrataIterator extends (AbstractIterator as unknown as new (db: unknown, options: unknown) => {
+  db: unknown;
+}) {
+  private readonly cursor: number;
+  private buffered: Entry[] = [];
+  private pos = 0;
+  private ended = false;
+  private batch = 16;
+
+  constructor(
+    db: StrataLevel,
+    options: Record<string, unknown>,
+    private readonly engine: Engine,
+    handle: number,
+    private readonly wantKeys: boolean,
+    private readonly wantValues: boolean,
+    private readonly keyEncoding: Encoding,
+    private readonly valueEncoding: Encoding,
+  ) {
+    super(db, options);
+    const spec: IteratorSpec = { reverse: options.reverse === true };
+    for (const b of ['gt', 'gte', 'lt', 'lte'] as const) {
+      if (options[b] !== undefined) spec[b] = toBytes(options[b], b);
+    }
+    const limit = options.limit as number;
+    if (limit >= 0) spec.limit = limit;
+    const snap = options.snapshot as StrataSnapshot | undefined;
+    if (snap !== undefined) spec.snapshot = snap.id;
+    if (options.fillCache === false) spec.fillCache = false;
+    // Created now, so the iterator sees the database as of this call.
+    this.cursor = engine.iterator(handle, spec);
+  }
+
+  private fill(n: number): void {
+    const buf = this.engine.nextv(this.cursor, n, BATCH_BYTES, this.wantKeys, this.wantValues);
+    const b = unpackEntries(buf, this.wantKeys, this.wantValues);
+    this.buffered = [];
+    for (let i = 0; i < b.count; i++) {
+      this.buffered.push([
+        this.wantKeys ? decode(b.keys[i]!, this.keyEncoding) : undefined,
+        this.wantValues ? decode(b.values[i]!, this.valueEncoding) : undefined,
+      ]);
+    }
+    this.pos = 0;
+    this.ended = b.ended;
+  }
+
+  _next(): Promise<Entry | undefined> {
+    return wrap(() => {
+      if (this.pos >= this.buffered.length) {
+        if (this.ended) return undefined;
+        this.fill(this.batch);
+        this.batch = Math.min(1000, this.batch * 2);
+        if (this.buffered.length === 0) return undefined;
+      }
+      return this.buffered[this.pos++];
+    });
+  }
+
+  _nextv(size: number): Promise<Entry[]> {
+    return wrap(() => {
+      const out: Entry[] = [];
+      while (out.length < size) {
+        if (this.pos >= this.buffered.length) {
+          if (this.ended) break;
+          this.fill(size - out.length);
+          if (this.buffered.length === 0) break;
+        }
+        while (out.length < size && this.pos < this.buffered.length) out.push(this.buffered[this.pos++]!);
+      }
+      return out;
+    });
+  }
+
+  async _all(): Promise<Entry[]> {
+    const out: Entry[] = [];
+    for (;;) {
+      const batch = await this._nextv(1000);
+      if (batch.length === 0) return out;
+      for (const e of batch) out.push(e);
+    }
+  }
+
+  _seek(target: unknown): void {
+    this.engine.seek(this.cursor, toBytes(target, 'target'));
+    this.buffered = [];
+    this.pos = 0;
+    this.ended = false;
+    this.batch = 16;
+  }
+
+  async _close(): Promise<void> {
+    this.engine.closeIterator(this.cursor);
+  }
+}
+
+const Base = AbstractLevel as unknown as new (manifest: object, options?: object) => {
+  status: string;
+};
+
+/** A Strata database behind the `abstract-level` interface. */
+export class StrataLevel extends Base {
+  readonly location: string;
+  private readonly engine: Engine;
+  private handle: number | undefined;
+  private readonly strataOptions: StrataLevelOptions;
+
+  constructor(location: string, options: StrataLevelOptions = {}) {
+    super(
+      {
+        encodings: { buffer: true, view: true, utf8: true },
+        implicitSnapshots: true,
+        explicitSnapshots: true,
+        getSync: true,
+        has: true,
+        seek: true,
+        permanence: true,
+        createIfMissing: true,
+        errorIfExists: true,
+        additionalMethods: {},
+      },
+      options,
+    );
+    if (typeof location !== 'string' || location === '') throw new TypeError('The first argument "location" must be a non-empty string');
+    this.location = location;
+    this.engine = getEngine();
+    this.strataOptions = options;
+  }
+
+  private get h(): number {
+    return this.handle!;
+  }
+
+  async _open(options: { createIfMissing: boolean; errorIfExists: boolean }): Promise<void> {
+    try {
+      const o = engineOptions({ ...this.strataOptions, ...options } as OpenOptions);
+      o.createIfMissing = options.createIfMissing;
+      o.errorIfExists = options.errorIfExists;
+      for (const k of ['keyEncoding', 'valueEncoding', 'passive'] as const) delete o[k];
+      this.handle = await this.engine.open(this.strataOptions.storage ?? 'fs', this.location, o);
+    } catch (e) {
+      throw toStrataError(e);
+    }
+  }
+
+  async _close(): Promise<void> {
+    const h = this.handle;
+    this.handle = undefined;
+    if (h !== undefined) await this.engine.close(h);
+  }
+
+  _getSync(key: unknown, options: EncodingOptions): Out | undefined {
+    try {
+      const v = this.engine.get(this.h, toBytes(key, 'key'), options.snapshot?.id, options.fillCache !== false);
+      return v === undefined ? undefined : decode(v, options.valueEncoding ?? 'view');
+    } catch (e) {
+      throw toStrataError(e);
+    }
+  }
+
+  _get(key: unknown, options: EncodingOptions): Promise<Out | undefined> {
+    return wrap(() => this._getSync(key, options));
+  }
+
+  _getMany(keys: unknown[], options: EncodingOptions): Promise<Array<Out | undefined>> {
+    return wrap(() => {
+      const packed = packKeys(keys.map((k) => toBytes(k, 'key')));
+      return unpackValues(this.engine.getMany(this.h, packed, options.snapshot?.id)).map((v) =>
+        v === undefined ? undefined : decode(v, options.valueEncoding ?? 'view'),
+      );
+    });
+  }
+
+  _has(key: unknown, options: EncodingOptions): Promise<boolean> {
+    return wrap(() => this.engine.get(this.h, toBytes(key, 'key'), options.snapshot?.id, true) !== undefined);
+  }
+
+  _hasMany(keys: unknown[], options: EncodingOptions): Promise<boolean[]> {
+    return wrap(() => {
+      const packed = packKeys(keys.map((k) => toBytes(k, 'key')));
+      return unpackValues(this.engine.getMany(this.h, packed, options.snapshot?.id)).map((v) => v !== undefined);
+    });
+  }
+
+  _put(key: unknown, value: unknown, options: EncodingOptions): Promise<void> {
+    return wrap(() => this.engine.put(this.h, toBytes(key, 'key'), toBytes(value, 'value'), options.sync === true));
+  }
+
+  _del(key: unknown, options: EncodingOptions): Promise<void> {
+    return wrap(() => this.engine.del(this.h, toBytes(key, 'key'), options.sync === true));
+  }
+
+  _batch(operations: Array<{ type: string; key: unknown; value?: unknown }>, options: EncodingOptions): Promise<void> {
+    return wrap(() => {
+      const packed = packOps(operations);
+      if (packed.length > 0) this.engine.write(this.h, packed, options.sync === true);
+    });
+  }
+
+  _snapshot(): StrataSnapshot {
+    return new StrataSnapshot(this.engine, this.h, this.engine.snapshot(this.h), this);
+  }
+
+  _iterator(options: Record<string, unknown>): StrataIterator {
+    return new StrataIterator(
+      this,
+      options,
+      this.engine,
+      this.h,
+      options.keys !== false,
+      options.values !== false,
+      (options.keyEncoding as Encoding) ?? 'view',
+      (options.valueEncoding as Encoding) ?? 'view',
+    );
+  }
+}
+
+export default StrataLevel;

@@ -1,0 +1,53 @@
+// The Node entry point: the engine runs in this process (wasm), files through node:fs.
+
+import fs from 'node:fs';
+
+import { initSync, Database } from '../wasm/strata.js';
+import { Db, type OpenOptions } from './db.js';
+import { Engine, type HostLease, type StorageKind, type WasmModule } from './engine.js';
+import { invalidArgument, toStrataError } from './errors.js';
+import { LocalLink } from './local-link.js';
+import { NodeFsHost } from './node-fs-host.js';
+
+export * from './db.js';
+export { StrataError, type ErrorCode } from './errors.js';
+export type { BatchOp, Encoding, Input } from './codec.js';
+export type { StorageHost } from './host.js';
+export type { EngineOptions, StorageKind } from './engine.js';
+
+let engine: Engine | undefined;
+
+/** The process-wide engine (the wasm module is compiled once, on first use). */
+export function getEngine(): Engine {
+  if (engine === undefined) {
+    const bytes = fs.readFileSync(new URL('../wasm/strata_bg.wasm', import.meta.url));
+    initSync({ module: bytes });
+    const host = new NodeFsHost();
+    engine = new Engine({ Database } as unknown as WasmModule, (kind: StorageKind): HostLease => {
+      if (kind === 'fs') return { host };
+      if (kind === 'mem') return { host: undefined };
+      throw invalidArgument(`storage '${kind}' is only available in browsers`);
+    });
+  }
+  return engine;
+}
+
+/** Engine defaults for JS users: create a missing database unless told otherwise. */
+export function engineOptions(options: OpenOptions): Record<string, unknown> {
+  const { storage: _s, files: _f, keyEncoding: _k, valueEncoding: _v, ...rest } = options;
+  return { createIfMissing: options.readOnly === true ? false : true, ...rest };
+}
+
+/** Opens (by default creating) the database in folder `location`. */
+export async function open(location: string, options: OpenOptions = {}): Promise<Db> {
+  if (typeof location !== 'string' || location === '') throw invalidArgument('location must be a non-empty string');
+  if (typeof options !== 'object' || options === null) throw invalidArgument('options must be an object');
+  const kind = options.storage ?? 'fs';
+  const e = getEngine();
+  try {
+    const handle = await e.open(kind, location, engineOptions(options));
+    return new Db(new LocalLink(e), handle, location, options);
+  } catch (err) {
+    throw toStrataError(err);
+  }
+}

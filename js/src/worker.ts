@@ -1,0 +1,72 @@
+// The browser worker: runs the engine (wasm) next to its synchronous storage (OPFS handles,
+// FileReaderSync) and answers `{id, op, args}` messages from browser.ts one at a time, in
+// arrival order. Byte results are transferred, not copied. Errors travel as `{code, message}`.
+
+import init, { Database } from '../wasm/strata.js';
+import { Engine, type HostLease, type StorageKind, type WasmModule } from './engine.js';
+import { toErrorShape } from './errors.js';
+import { FilePickerHost } from './file-picker-host.js';
+import { hostError } from './host.js';
+import { dispatch } from './local-link.js';
+import { OpfsPool, destroyOpfs } from './opfs-host.js';
+
+interface Request {
+  id: number;
+  op: string;
+  args: unknown[];
+}
+
+const scope = self as unknown as {
+  onmessage: ((ev: MessageEvent<Request>) => void) | null;
+  postMessage(msg: unknown, transfer?: Transferable[]): void;
+};
+
+async function hostFor(kind: StorageKind, location: string, extra: unknown): Promise<HostLease> {
+  switch (kind) {
+    case 'mem':
+      return { host: undefined };
+    case 'opfs': {
+      const pool = await OpfsPool.open(location);
+      return { host: pool, prepare: () => pool.prepare(), release: () => pool.release() };
+    }
+    case 'files': {
+      const files = extra as ReadonlyArray<{ path: string; file: Blob }> | undefined;
+      if (!Array.isArray(files)) throw hostError('EINVAL', "storage 'files' needs the picked files");
+      return { host: new FilePickerHost(files) };
+    }
+    default:
+      throw hostError('EINVAL', `storage '${kind}' is not available in a browser worker`);
+  }
+}
+
+const ready: Promise<Engine> = init({ module_or_path: new URL('../wasm/strata_bg.wasm', import.meta.url) }).then(
+  () => new Engine({ Database } as unknown as WasmModule, hostFor),
+);
+
+let queue: Promise<void> = Promise.resolve();
+
+async function handle(req: Request): Promise<void> {
+  try {
+    const engine = await ready;
+    let value: unknown;
+    if (req.op === 'destroy') {
+      value = await destroyOpfs(req.args[0] as string);
+    } else {
+      if (req.op !== 'open' && typeof req.args[0] === 'number' && req.op !== 'nextv' && req.op !== 'seek' && req.op !== 'closeIterator') {
+        await engine.prepare(req.args[0]);
+      }
+      value = await dispatch(engine, req.op, req.args);
+    }
+    const transfer: Transferable[] = [];
+    if (value instanceof Uint8Array && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength) {
+      transfer.push(value.buffer);
+    }
+    scope.postMessage({ id: req.id, ok: true, value }, transfer);
+  } catch (e) {
+    scope.postMessage({ id: req.id, ok: false, error: toErrorShape(e) });
+  }
+}
+
+scope.onmessage = (ev: MessageEvent<Request>) => {
+  queue = queue.then(() => handle(ev.data));
+};

@@ -1,0 +1,62 @@
+// Shared test helpers: where the shared worlds and the native CLI are, MANIFEST.tsv's rows,
+// CRC-32C of a key‖value stream computed independently of the engine (the `crc-32` package).
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+// @ts-expect-error: crc-32's crc32c entry has no type declarations of its own.
+import CRC32C from 'crc-32/crc32c.js';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const worldsDir = process.env.STRATA_WORLDS ?? path.resolve(repoRoot, '../shared/worlds');
+export const cliPath = process.env.STRATA_CLI ?? path.join(repoRoot, 'target/debug/strata');
+
+export interface WorldRow {
+  name: string;
+  entries: number;
+  keyBytes: number;
+  valueBytes: number;
+  crc32c: number;
+}
+
+export function worlds(): WorldRow[] {
+  const lines = fs.readFileSync(path.join(worldsDir, 'MANIFEST.tsv'), 'utf8').trim().split('\n');
+  const header = lines[0]!.split('\t');
+  const col = (n: string) => header.indexOf(n);
+  return lines.slice(1).map((line) => {
+    const f = line.split('\t');
+    return {
+      name: f[col('name')]!,
+      entries: Number(f[col('entries')]),
+      keyBytes: Number(f[col('key_bytes')]),
+      valueBytes: Number(f[col('value_bytes')]),
+      crc32c: Number(f[col('crc32c')]),
+    };
+  });
+}
+
+/** Running CRC-32C over concatenated chunks, as an unsigned number. */
+export class Crc {
+  private state = 0;
+  update(bytes: Uint8Array): void {
+    this.state = (CRC32C as { buf(b: Uint8Array, seed: number): number }).buf(bytes, this.state);
+  }
+  get value(): number {
+    return this.state >>> 0;
+  }
+}
+
+export function tempDir(prefix: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `strata-${prefix}-`));
+}
+
+export function copyDir(from: string, to: string): void {
+  fs.cpSync(from, to, { recursive: true });
+}
+
+/** Runs the native CLI; returns stdout. */
+export function cli(...args: string[]): string {
+  return execFileSync(cliPath, args, { encoding: 'utf8' });
+}

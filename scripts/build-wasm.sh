@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the wasm engine into js/wasm (wasm-pack, then wasm-opt from npm's binaryen) and the
+# TypeScript package into js/dist. Skips the Rust build when no Rust source changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PWD/js/node_modules/.bin:$PATH"
+
+out=js/wasm
+stamp=$out/.stamp
+newest=$(find src Cargo.toml Cargo.lock -type f -newer "$stamp" 2>/dev/null | head -1 || true)
+if [[ ! -f $out/strata_bg.wasm || ! -f $stamp || -n $newest ]]; then
+  echo "== wasm-pack build (release)"
+  wasm-pack build --release --target web --no-pack --out-dir "$out" --out-name strata . >/dev/null
+  echo "== wasm-opt -O3"
+  wasm-opt -O3 --strip-debug --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    --enable-mutable-globals --enable-reference-types --enable-multivalue \
+    "$out/strata_bg.wasm" -o "$out/strata_bg.opt.wasm"
+  mv "$out/strata_bg.opt.wasm" "$out/strata_bg.wasm"
+  rm -f "$out/.gitignore"
+  touch "$stamp"
+fi
+raw=$(stat -c %s "$out/strata_bg.wasm")
+gz=$(gzip -9c "$out/strata_bg.wasm" | wc -c)
+echo "== strata_bg.wasm: $raw bytes ($gz gzipped)"
+
+echo "== tsc"
+(cd js && rm -rf dist && tsc -p tsconfig.json)

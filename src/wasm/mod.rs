@@ -1,0 +1,511 @@
+//! The wasm-bindgen facade: the engine's public API as JavaScript classes, used by js/.
+//!
+//! Invariants: nothing here knows about files or formats; it only converts arguments, maps
+//! errors to `LEVEL_*` codes, and moves entries across the boundary in batches (one call
+//! returns many entries packed into one byte array, never one call per entry). Every method on
+//! a closed database fails with `LEVEL_DATABASE_NOT_OPEN` instead of trapping.
+
+#![allow(unsafe_code)] // wasm-bindgen's generated glue
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use js_sys::Reflect;
+use wasm_bindgen::prelude::*;
+
+use crate::db::{Bound, KeyRange, RangeIter, Snapshot, WriteBatch};
+use crate::error::{Error, ErrorKind};
+use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::storage::js_host::{JsHostStorage, StorageHost};
+use crate::storage::{MemStorage, Storage};
+use crate::{CompressionType, Db};
+
+thread_local! {
+    /// In-memory file systems by name, so a `mem` database survives close and reopen for as
+    /// long as the wasm instance lives.
+    static MEM_STORES: RefCell<HashMap<String, MemStorage>> = RefCell::new(HashMap::new());
+}
+
+/// The `LEVEL_*` code for an error kind.
+fn level_code(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::NotFound => "LEVEL_NOT_FOUND",
+        ErrorKind::Corruption => "LEVEL_CORRUPTION",
+        ErrorKind::Io | ErrorKind::NoSpace => "LEVEL_IO_ERROR",
+        ErrorKind::InvalidArgument => "LEVEL_INVALID_ARGUMENT",
+        ErrorKind::Locked => "LEVEL_LOCKED",
+        ErrorKind::NotSupported => "LEVEL_NOT_SUPPORTED",
+    }
+}
+
+fn set(obj: &JsValue, key: &str, value: JsValue) {
+    let _ = Reflect::set(obj, &JsValue::from_str(key), &value);
+}
+
+/// A JS `Error` carrying `code` (`LEVEL_*`), `kind` and, for corruption, `file` and `offset`.
+fn js_err(e: Error) -> JsValue {
+    let err: JsValue = js_sys::Error::new(&e.to_string()).into();
+    set(&err, "code", JsValue::from_str(level_code(e.kind())));
+    set(&err, "kind", JsValue::from_str(&format!("{:?}", e.kind())));
+    if let Some(file) = e.file() {
+        set(&err, "file", JsValue::from_str(file));
+    }
+    if let Some(offset) = e.offset() {
+        set(&err, "offset", JsValue::from_f64(offset as f64));
+    }
+    err
+}
+
+fn not_open() -> JsValue {
+    let err: JsValue = js_sys::Error::new("Database is not open").into();
+    set(&err, "code", JsValue::from_str("LEVEL_DATABASE_NOT_OPEN"));
+    err
+}
+
+fn invalid(message: &str) -> JsValue {
+    js_err(Error::invalid_argument(message))
+}
+
+fn get_prop(obj: &JsValue, key: &str) -> JsValue {
+    if obj.is_object() {
+        Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    }
+}
+
+fn opt_bool(obj: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
+    let v = get_prop(obj, key);
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    v.as_bool()
+        .map(Some)
+        .ok_or_else(|| invalid(&format!("option {key} must be a boolean")))
+}
+
+fn opt_number(obj: &JsValue, key: &str) -> Result<Option<f64>, JsValue> {
+    let v = get_prop(obj, key);
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    match v.as_f64() {
+        Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 => Ok(Some(n)),
+        _ => Err(invalid(&format!(
+            "option {key} must be a non-negative integer"
+        ))),
+    }
+}
+
+fn opt_string(obj: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
+    let v = get_prop(obj, key);
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    v.as_string()
+        .map(Some)
+        .ok_or_else(|| invalid(&format!("option {key} must be a string")))
+}
+
+fn opt_bytes(obj: &JsValue, key: &str) -> Result<Option<Vec<u8>>, JsValue> {
+    let v = get_prop(obj, key);
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    if !v.is_instance_of::<js_sys::Uint8Array>() {
+        return Err(invalid(&format!("option {key} must be a Uint8Array")));
+    }
+    Ok(Some(js_sys::Uint8Array::from(v).to_vec()))
+}
+
+/// Open options from a plain JS object (names as in js/'s `OpenOptions`).
+fn parse_options(obj: &JsValue) -> Result<Options, JsValue> {
+    let mut o = match opt_string(obj, "profile")?.as_deref() {
+        None | Some("google") => Options::google(),
+        Some("bedrock") => Options::bedrock(),
+        Some(p) => return Err(invalid(&format!("unknown profile {p:?}"))),
+    };
+    if let Some(c) = opt_string(obj, "compression")? {
+        o.compression = match c.as_str() {
+            "none" => CompressionType::None,
+            "snappy" => CompressionType::Snappy,
+            "zlib" => CompressionType::Zlib,
+            "deflate-raw" => CompressionType::ZlibRaw,
+            _ => {
+                return Err(invalid(&format!(
+                    "unknown compression {c:?} (none, snappy, zlib, deflate-raw)"
+                )))
+            }
+        };
+    }
+    let flag = |key: &str, target: &mut bool| -> Result<(), JsValue> {
+        if let Some(b) = opt_bool(obj, key)? {
+            *target = b;
+        }
+        Ok(())
+    };
+    flag("createIfMissing", &mut o.create_if_missing)?;
+    flag("errorIfExists", &mut o.error_if_exists)?;
+    flag("readOnly", &mut o.read_only)?;
+    flag("paranoidChecks", &mut o.paranoid_checks)?;
+    let size = |key: &str, min: f64, max: f64| -> Result<Option<f64>, JsValue> {
+        match opt_number(obj, key)? {
+            Some(n) if n < min || n > max => Err(invalid(&format!(
+                "option {key} must be between {min} and {max}"
+            ))),
+            other => Ok(other),
+        }
+    };
+    const MAX: f64 = (1u64 << 31) as f64;
+    if let Some(n) = size("cacheSize", 0.0, MAX)? {
+        o.block_cache_capacity = n as usize;
+    }
+    if let Some(n) = size("writeBufferSize", 64.0 * 1024.0, MAX)? {
+        o.write_buffer_size = n as usize;
+    }
+    if let Some(n) = size("blockSize", 1024.0, 4.0 * 1024.0 * 1024.0)? {
+        o.block_size = n as usize;
+    }
+    if let Some(n) = size("maxFileSize", 64.0 * 1024.0, MAX)? {
+        o.max_file_size = n as u64;
+    }
+    if let Some(n) = size("bloomBitsPerKey", 0.0, 64.0)? {
+        o.bloom_bits_per_key = n as u32;
+    }
+    if let Some(n) = size("maxOpenFiles", 16.0, 1_000_000.0)? {
+        o.max_open_files = n as usize;
+    }
+    o.background_thread = false;
+    Ok(o)
+}
+
+/// An open database.
+#[wasm_bindgen]
+pub struct Database {
+    db: Option<Db>,
+    snapshots: HashMap<u32, Snapshot>,
+    next_snapshot: u32,
+}
+
+/// Packs entries as `[count u32][ended u32]` then per entry `[klen u32][key][vlen u32][value]`
+/// (key or value parts omitted when not asked for).
+fn pack_header(out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(&[0u8; 8]);
+}
+
+#[wasm_bindgen]
+impl Database {
+    /// Opens the database in folder `path` of `host` (a storage host object), or of the
+    /// named in-memory store when `host` is undefined.
+    pub fn open(
+        host: Option<StorageHost>,
+        path: &str,
+        options: &JsValue,
+    ) -> Result<Database, JsValue> {
+        let opts = parse_options(options)?;
+        let storage: Arc<dyn Storage> = match host {
+            Some(h) => Arc::new(JsHostStorage::new(h)),
+            None => Arc::new(MEM_STORES.with(|m| {
+                m.borrow_mut()
+                    .entry(path.to_string())
+                    .or_insert_with(MemStorage::new)
+                    .clone()
+            })),
+        };
+        let db = Db::open(storage, path, opts).map_err(js_err)?;
+        Ok(Database {
+            db: Some(db),
+            snapshots: HashMap::new(),
+            next_snapshot: 1,
+        })
+    }
+
+    fn db(&self) -> Result<&Db, JsValue> {
+        self.db.as_ref().ok_or_else(not_open)
+    }
+
+    fn read_options(
+        &self,
+        snapshot: Option<u32>,
+        fill_cache: bool,
+    ) -> Result<ReadOptions, JsValue> {
+        let snapshot = match snapshot {
+            None => None,
+            Some(id) => Some(
+                self.snapshots
+                    .get(&id)
+                    .ok_or_else(|| invalid("snapshot was released"))?
+                    .sequence(),
+            ),
+        };
+        Ok(ReadOptions {
+            snapshot,
+            fill_cache,
+            ..ReadOptions::default()
+        })
+    }
+
+    /// The value of `key`, or `undefined`.
+    pub fn get(
+        &self,
+        key: &[u8],
+        snapshot: Option<u32>,
+        fill_cache: bool,
+    ) -> Result<Option<Vec<u8>>, JsValue> {
+        let ro = self.read_options(snapshot, fill_cache)?;
+        self.db()?.get(&ro, key).map_err(js_err)
+    }
+
+    /// Values of many keys in one call: `[count u32]` then per key `[present u8][vlen u32][value]`.
+    #[wasm_bindgen(js_name = getMany)]
+    pub fn get_many(&self, keys: &[u8], snapshot: Option<u32>) -> Result<Vec<u8>, JsValue> {
+        let ro = self.read_options(snapshot, true)?;
+        let db = self.db()?;
+        let mut out = vec![0u8; 4];
+        let mut count = 0u32;
+        let mut rest = keys;
+        while !rest.is_empty() {
+            let (key, tail) = take_chunk(rest).ok_or_else(|| invalid("malformed key list"))?;
+            rest = tail;
+            match db.get(&ro, key).map_err(js_err)? {
+                Some(v) => {
+                    out.push(1);
+                    out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                    out.extend_from_slice(&v);
+                }
+                None => out.push(0),
+            }
+            count += 1;
+        }
+        out[..4].copy_from_slice(&count.to_le_bytes());
+        Ok(out)
+    }
+
+    pub fn put(&self, key: &[u8], value: &[u8], sync: bool) -> Result<(), JsValue> {
+        self.db()?
+            .put(&write_options(sync), key, value)
+            .map_err(js_err)
+    }
+
+    pub fn del(&self, key: &[u8], sync: bool) -> Result<(), JsValue> {
+        self.db()?.delete(&write_options(sync), key).map_err(js_err)
+    }
+
+    /// Applies packed operations atomically: per op `[kind u8: 1 put, 0 del][klen u32][key]`
+    /// and, for puts, `[vlen u32][value]`.
+    pub fn write(&self, ops: &[u8], sync: bool) -> Result<(), JsValue> {
+        let db = self.db()?;
+        let mut batch = WriteBatch::new();
+        let mut rest = ops;
+        while let Some((&kind, tail)) = rest.split_first() {
+            let (key, tail) = take_chunk(tail).ok_or_else(|| invalid("malformed batch"))?;
+            rest = tail;
+            match kind {
+                1 => {
+                    let (value, tail) =
+                        take_chunk(rest).ok_or_else(|| invalid("malformed batch"))?;
+                    rest = tail;
+                    batch.put(key, value);
+                }
+                0 => batch.delete(key),
+                _ => return Err(invalid("malformed batch")),
+            }
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        db.write(&write_options(sync), batch).map_err(js_err)
+    }
+
+    /// A bounded iterator; `options` holds `gt`/`gte`/`lt`/`lte` (Uint8Array), `reverse`,
+    /// `limit` (negative or absent: none), `snapshot` (an id) and `fillCache`.
+    pub fn iterator(&self, options: &JsValue) -> Result<Cursor, JsValue> {
+        let bound = |incl: &str, excl: &str| -> Result<Option<Bound>, JsValue> {
+            Ok(match opt_bytes(options, incl)? {
+                Some(key) => Some(Bound {
+                    key,
+                    inclusive: true,
+                }),
+                None => opt_bytes(options, excl)?.map(|key| Bound {
+                    key,
+                    inclusive: false,
+                }),
+            })
+        };
+        let limit = match get_prop(options, "limit").as_f64() {
+            Some(n) if n >= 0.0 => Some(n as u64),
+            _ => None,
+        };
+        let range = KeyRange {
+            lower: bound("gte", "gt")?,
+            upper: bound("lte", "lt")?,
+            reverse: opt_bool(options, "reverse")?.unwrap_or(false),
+            limit,
+        };
+        let snapshot = opt_number(options, "snapshot")?.map(|n| n as u32);
+        let fill = opt_bool(options, "fillCache")?.unwrap_or(true);
+        let ro = self.read_options(snapshot, fill)?;
+        let it = self.db()?.iter(&ro);
+        Ok(Cursor {
+            it: Some(RangeIter::new(it, range)),
+        })
+    }
+
+    /// Pins the current state; returns an id for `get`/`iterator` options.
+    pub fn snapshot(&mut self) -> Result<u32, JsValue> {
+        let snap = self.db()?.snapshot();
+        let id = self.next_snapshot;
+        self.next_snapshot += 1;
+        self.snapshots.insert(id, snap);
+        Ok(id)
+    }
+
+    #[wasm_bindgen(js_name = releaseSnapshot)]
+    pub fn release_snapshot(&mut self, id: u32) {
+        self.snapshots.remove(&id);
+    }
+
+    /// The headline scan: `[entries, keyBytes, valueBytes, crc32c]`.
+    pub fn scan(&self) -> Result<Vec<f64>, JsValue> {
+        let s = self.db()?.scan().map_err(js_err)?;
+        Ok(vec![
+            s.entries as f64,
+            s.key_bytes as f64,
+            s.value_bytes as f64,
+            s.crc32c as f64,
+        ])
+    }
+
+    #[wasm_bindgen(js_name = compactRange)]
+    pub fn compact_range(
+        &self,
+        start: Option<Vec<u8>>,
+        end: Option<Vec<u8>>,
+    ) -> Result<(), JsValue> {
+        self.db()?
+            .compact_range(start.as_deref(), end.as_deref())
+            .map_err(js_err)
+    }
+
+    /// Flushes the memtable to a table.
+    pub fn flush(&self) -> Result<(), JsValue> {
+        self.db()?.flush().map_err(js_err)
+    }
+
+    /// Runs one bounded step of pending compaction work; true if more is due.
+    pub fn maintenance(&self) -> Result<bool, JsValue> {
+        self.db()?.maintenance().map_err(js_err)
+    }
+
+    /// Levels, files and counters as JSON.
+    pub fn properties(&self) -> Result<String, JsValue> {
+        let p = self.db()?.properties();
+        let list = |v: Vec<String>| v.join(",");
+        Ok(format!(
+            "{{\"filesPerLevel\":[{}],\"bytesPerLevel\":[{}],\"lastSequence\":{},\"memtableBytes\":{},\"compactions\":{},\"flushes\":{}}}",
+            list(p.files_per_level.iter().map(|n| n.to_string()).collect()),
+            list(p.bytes_per_level.iter().map(|n| n.to_string()).collect()),
+            p.last_sequence,
+            p.memtable_bytes,
+            p.compactions,
+            p.flushes
+        ))
+    }
+
+    #[wasm_bindgen(js_name = isOpen)]
+    pub fn is_open(&self) -> bool {
+        self.db.is_some()
+    }
+
+    /// Closes the database (releasing its lock); later calls fail with
+    /// `LEVEL_DATABASE_NOT_OPEN`. Closing twice is allowed.
+    pub fn close(&mut self) -> Result<(), JsValue> {
+        self.snapshots.clear();
+        match self.db.take() {
+            Some(db) => db.close().map_err(js_err),
+            None => Ok(()),
+        }
+    }
+}
+
+fn write_options(sync: bool) -> WriteOptions {
+    WriteOptions {
+        sync,
+        ..WriteOptions::default()
+    }
+}
+
+/// Splits `[len u32 LE][bytes]` off the front of `data`.
+fn take_chunk(data: &[u8]) -> Option<(&[u8], &[u8])> {
+    let len = u32::from_le_bytes(data.get(..4)?.try_into().ok()?) as usize;
+    let rest = &data[4..];
+    if rest.len() < len {
+        return None;
+    }
+    Some(rest.split_at(len))
+}
+
+/// A bounded iterator over a database.
+#[wasm_bindgen]
+pub struct Cursor {
+    it: Option<RangeIter>,
+}
+
+#[wasm_bindgen]
+impl Cursor {
+    /// Up to `n` entries (and about `max_bytes`), packed as described at `pack_header`; the
+    /// second header word is 1 once the walk has ended.
+    pub fn nextv(
+        &mut self,
+        n: u32,
+        max_bytes: u32,
+        keys: bool,
+        values: bool,
+    ) -> Result<Vec<u8>, JsValue> {
+        let it = self
+            .it
+            .as_mut()
+            .ok_or_else(|| invalid("iterator is closed"))?;
+        let mut out = Vec::with_capacity(64 * 1024);
+        pack_header(&mut out);
+        let mut count = 0u32;
+        let mut ended = 0u32;
+        while count < n && out.len() < max_bytes as usize {
+            match it.next_entry().map_err(js_err)? {
+                None => {
+                    ended = 1;
+                    break;
+                }
+                Some((k, v)) => {
+                    if keys {
+                        out.extend_from_slice(&(k.len() as u32).to_le_bytes());
+                        out.extend_from_slice(k);
+                    }
+                    if values {
+                        out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                        out.extend_from_slice(v);
+                    }
+                    count += 1;
+                }
+            }
+        }
+        out[..4].copy_from_slice(&count.to_le_bytes());
+        out[4..8].copy_from_slice(&ended.to_le_bytes());
+        Ok(out)
+    }
+
+    /// Repositions at the first entry at or after `target` in the walking direction.
+    pub fn seek(&mut self, target: &[u8]) -> Result<(), JsValue> {
+        self.it
+            .as_mut()
+            .ok_or_else(|| invalid("iterator is closed"))?
+            .seek(target);
+        Ok(())
+    }
+
+    pub fn close(&mut self) {
+        self.it = None;
+    }
+}
