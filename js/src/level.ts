@@ -42,9 +42,9 @@ class StrataSnapshot extends (AbstractSnapshot as unknown as new (db: unknown) =
     private readonly engine: Engine,
     private readonly handle: number,
     readonly id: number,
-    db: unknown,
+    options: unknown,
   ) {
-    super(db);
+    super(options);
   }
 
   async _close(): Promise<void> {
@@ -55,7 +55,9 @@ class StrataSnapshot extends (AbstractSnapshot as unknown as new (db: unknown) =
 class StrataIterator extends (AbstractIterator as unknown as new (db: unknown, options: unknown) => {
   db: unknown;
 }) {
-  private readonly cursor: number;
+  private readonly cursor: number | undefined;
+  /** Why the cursor could not be created (a released snapshot); thrown on first read. */
+  private readonly failure: unknown;
   private buffered: Entry[] = [];
   private pos = 0;
   private ended = false;
@@ -82,11 +84,20 @@ class StrataIterator extends (AbstractIterator as unknown as new (db: unknown, o
     if (snap !== undefined) spec.snapshot = snap.id;
     if (options.fillCache === false) spec.fillCache = false;
     // Created now, so the iterator sees the database as of this call.
-    this.cursor = engine.iterator(handle, spec);
+    try {
+      this.cursor = engine.iterator(handle, spec);
+    } catch (e) {
+      this.failure = toStrataError(e);
+    }
+  }
+
+  private id(): number {
+    if (this.cursor === undefined) throw this.failure;
+    return this.cursor;
   }
 
   private fill(n: number): void {
-    const buf = this.engine.nextv(this.cursor, n, BATCH_BYTES, this.wantKeys, this.wantValues);
+    const buf = this.engine.nextv(this.id(), n, BATCH_BYTES, this.wantKeys, this.wantValues);
     const b = unpackEntries(buf, this.wantKeys, this.wantValues);
     this.buffered = [];
     for (let i = 0; i < b.count; i++) {
@@ -136,7 +147,7 @@ class StrataIterator extends (AbstractIterator as unknown as new (db: unknown, o
   }
 
   _seek(target: unknown): void {
-    this.engine.seek(this.cursor, toBytes(target, 'target'));
+    this.engine.seek(this.id(), toBytes(target, 'target'));
     this.buffered = [];
     this.pos = 0;
     this.ended = false;
@@ -144,7 +155,7 @@ class StrataIterator extends (AbstractIterator as unknown as new (db: unknown, o
   }
 
   async _close(): Promise<void> {
-    this.engine.closeIterator(this.cursor);
+    if (this.cursor !== undefined) this.engine.closeIterator(this.cursor);
   }
 }
 
@@ -251,8 +262,34 @@ export class StrataLevel extends Base {
     });
   }
 
-  _snapshot(): StrataSnapshot {
-    return new StrataSnapshot(this.engine, this.h, this.engine.snapshot(this.h), this);
+  _snapshot(options: { owner?: unknown }): StrataSnapshot {
+    return new StrataSnapshot(this.engine, this.h, this.engine.snapshot(this.h), options);
+  }
+
+  /** Deletes every key in the range, reading keys as of the call and deleting in batches. */
+  _clear(options: Record<string, unknown>): Promise<void> {
+    return wrap(() => {
+      const spec: IteratorSpec = { reverse: options.reverse === true };
+      for (const b of ['gt', 'gte', 'lt', 'lte'] as const) {
+        if (options[b] !== undefined) spec[b] = toBytes(options[b], b);
+      }
+      const limit = options.limit as number;
+      if (limit >= 0) spec.limit = limit;
+      const snap = options.snapshot as StrataSnapshot | undefined;
+      if (snap !== undefined) spec.snapshot = snap.id;
+      const cursor = this.engine.iterator(this.h, spec);
+      try {
+        for (;;) {
+          const b = unpackEntries(this.engine.nextv(cursor, 1000, BATCH_BYTES, true, false), true, false);
+          if (b.count > 0) {
+            this.engine.write(this.h, packOps(b.keys.map((key) => ({ type: 'del', key }))), false);
+          }
+          if (b.ended) break;
+        }
+      } finally {
+        this.engine.closeIterator(cursor);
+      }
+    });
   }
 
   _iterator(options: Record<string, unknown>): StrataIterator {

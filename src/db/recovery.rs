@@ -23,7 +23,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
     let lock = if options.read_only {
         if !storage.exists(&current) {
             return Err(Error::not_found(format!(
-                "{dir}: no database here (no CURRENT file)"
+                "{dir}: no database here (CURRENT does not exist)"
             )));
         }
         storage.lock_shared(&filename::lock_file_name(dir))?
@@ -32,7 +32,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             storage.create_dir_all(dir)?;
         } else if !storage.exists(&current) {
             return Err(Error::not_found(format!(
-                "{dir}: no database here (no CURRENT file; set create_if_missing to create one)"
+                "{dir}: no database here (CURRENT does not exist; set create_if_missing to create one)"
             )));
         }
         let lock = storage.lock(&filename::lock_file_name(dir))?;
