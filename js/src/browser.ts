@@ -1,7 +1,7 @@
 // The browser entry point: the same `Db` API, with the engine in a dedicated worker (OPFS
 // sync access handles and FileReaderSync exist only there). Calls become messages; byte
 // arguments and results are transferred. One worker serves every database of the page and
-// ends when the last one closes.
+// lives as long as the page (in-memory databases live in it).
 
 import { Db, type Link, type OpenOptions } from './db.js';
 import { StrataError, invalidArgument, toStrataError, type ErrorShape } from './errors.js';
@@ -47,11 +47,8 @@ class WorkerLink implements Link {
   }
 
   release(): void {
+    // The worker stays up for the page's life: in-memory databases live in it.
     this.users -= 1;
-    if (this.users === 0 && this.pending.size === 0) {
-      this.worker.terminate();
-      if (shared === this) shared = undefined;
-    }
   }
 }
 
@@ -87,6 +84,26 @@ export async function destroy(location: string): Promise<void> {
   l.users += 1;
   try {
     await l.call('destroy', [location]);
+  } catch (e) {
+    throw toStrataError(e);
+  } finally {
+    l.release();
+  }
+}
+
+/** Copies files (e.g. a world's `db/` folder) into an OPFS database folder, replacing files
+ * of the same names; the database must not be open. Returns the bytes written. */
+export async function importIntoOpfs(
+  location: string,
+  files: ReadonlyArray<{ name: string; data: Uint8Array | Blob }>,
+): Promise<number> {
+  if (!Array.isArray(files)) throw invalidArgument('files must be an array');
+  const l = link();
+  l.users += 1;
+  try {
+    return (await l.call('import', [location, files])) as number;
+  } catch (e) {
+    throw toStrataError(e);
   } finally {
     l.release();
   }

@@ -47,11 +47,21 @@ export interface ErrorShape {
   offset?: number;
 }
 
+/** Storage hosts' error codes (thrown outside the engine, e.g. while opening OPFS handles). */
+const HOST_CODES: Readonly<Record<string, ErrorCode>> = {
+  ELOCKED: 'LEVEL_LOCKED',
+  NoModificationAllowedError: 'LEVEL_LOCKED',
+  ENOENT: 'LEVEL_NOT_FOUND',
+  NotFoundError: 'LEVEL_NOT_FOUND',
+  EINVAL: 'LEVEL_INVALID_ARGUMENT',
+  EROFS: 'LEVEL_NOT_SUPPORTED',
+};
+
 /** Any thrown value as a `StrataError` (unknown failures become `LEVEL_IO_ERROR`). */
 export function toStrataError(err: unknown): StrataError {
   if (err instanceof StrataError) return err;
   const shape = toErrorShape(err);
-  const code = (CODES.has(shape.code) ? shape.code : 'LEVEL_IO_ERROR') as ErrorCode;
+  const code = (CODES.has(shape.code) ? shape.code : (HOST_CODES[shape.code] ?? 'LEVEL_IO_ERROR')) as ErrorCode;
   return new StrataError(code, shape.message, { file: shape.file, offset: shape.offset });
 }
 

@@ -43,6 +43,38 @@ const ready: Promise<Engine> = init({ module_or_path: new URL('../wasm/strata_bg
   () => new Engine({ Database } as unknown as WasmModule, hostFor),
 );
 
+interface ImportFile {
+  name: string;
+  data: Uint8Array | Blob;
+}
+
+/** Writes files into an OPFS database folder (which must not be open), each synced. */
+async function importFiles(location: string, files: ImportFile[]): Promise<number> {
+  const pool = await OpfsPool.open(location);
+  let bytes = 0;
+  try {
+    const reader = new FileReaderSync();
+    for (const f of files) {
+      if (typeof f?.name !== 'string' || f.name === '' || f.name.includes('/')) {
+        throw hostError('EINVAL', 'import: each file needs a plain name');
+      }
+      await pool.prepare();
+      const data = f.data instanceof Uint8Array ? f.data : new Uint8Array(reader.readAsArrayBuffer(f.data));
+      const fd = pool.open(`${location}/${f.name}`, 'w');
+      try {
+        pool.write(fd, data);
+        pool.sync(fd);
+      } finally {
+        pool.close(fd);
+      }
+      bytes += data.length;
+    }
+  } finally {
+    await pool.release();
+  }
+  return bytes;
+}
+
 let queue: Promise<void> = Promise.resolve();
 
 async function handle(req: Request): Promise<void> {
@@ -51,6 +83,8 @@ async function handle(req: Request): Promise<void> {
     let value: unknown;
     if (req.op === 'destroy') {
       value = await destroyOpfs(req.args[0] as string);
+    } else if (req.op === 'import') {
+      value = await importFiles(req.args[0] as string, req.args[1] as ImportFile[]);
     } else {
       if (req.op !== 'open' && typeof req.args[0] === 'number' && req.op !== 'nextv' && req.op !== 'seek' && req.op !== 'closeIterator') {
         await engine.prepare(req.args[0]);

@@ -1,0 +1,138 @@
+// The package in headless Chromium (Debian's, driven by playwright-core): the engine in a
+// dedicated worker, OPFS and file-picker storage, persistence across a reload, locks across
+// tabs, and the shared conformance checks on OPFS and mem. Every figure is asserted exactly.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+
+import { tempDir, worlds, worldsDir } from './helpers.js';
+// @ts-expect-error: plain JS module.
+import { serve } from './browser/server.mjs';
+
+const CHROMIUM = process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium';
+let context: BrowserContext;
+let server: { close(): void };
+let origin: string;
+let page: Page;
+
+async function newPage(): Promise<Page> {
+  const p = await context.newPage();
+  p.on('pageerror', (e) => console.error('page error:', e));
+  await p.goto(`${origin}/test/browser/page.html`);
+  await p.waitForFunction(() => document.title === 'ready');
+  return p;
+}
+
+function run<T>(p: Page, fn: string, ...args: unknown[]): Promise<T> {
+  return p.evaluate(
+    ([name, a]) => (window as unknown as { strataTest: Record<string, (...x: unknown[]) => Promise<unknown>> }).strataTest[name as string]!(...(a as unknown[])),
+    [fn, args] as const,
+  ) as Promise<T>;
+}
+
+beforeAll(async () => {
+  const s = await serve({ pkgDir: path.resolve('.'), worldsDir });
+  server = s.server;
+  origin = s.origin;
+  context = await chromium.launchPersistentContext(tempDir('chromium'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  page = await newPage();
+});
+
+afterAll(async () => {
+  await context?.close();
+  server?.close();
+});
+
+describe('browser (dedicated worker)', () => {
+  test('every shared world copied into OPFS gives the manifest figures', async () => {
+    for (const w of worlds()) {
+      const r = await run<{ bytes: number; entries: number; keyBytes: number; valueBytes: number; crc32c: number; scan: object }>(
+        page,
+        'opfsWorld',
+        w.name,
+      );
+      const dbDir = path.join(worldsDir, w.name, 'db');
+      const size = fs.readdirSync(dbDir).reduce((n, f) => n + fs.statSync(path.join(dbDir, f)).size, 0);
+      const want = { entries: w.entries, keyBytes: w.keyBytes, valueBytes: w.valueBytes, crc32c: w.crc32c };
+      expect({ world: w.name, bytes: r.bytes, entries: r.entries, keyBytes: r.keyBytes, valueBytes: r.valueBytes, crc32c: r.crc32c }).toEqual({
+        world: w.name,
+        bytes: size,
+        ...want,
+      });
+      expect(r.scan).toEqual(want);
+    }
+  });
+
+  test('a world picked with the folder picker opens read-only in place', async () => {
+    const w = worlds().find((r) => r.name === 'amulet_1_18_vanilla')!;
+    const dir = path.join(tempDir('picked'), w.name);
+    fs.mkdirSync(dir);
+    fs.cpSync(path.join(worldsDir, w.name, 'db'), path.join(dir, 'db'), { recursive: true });
+    await page.setInputFiles('#picker', dir);
+    const r = await run<Record<string, unknown>>(page, 'pickedWorld');
+    expect(r).toEqual({
+      files: fs.readdirSync(path.join(dir, 'db')).length,
+      entries: w.entries,
+      keyBytes: w.keyBytes,
+      valueBytes: w.valueBytes,
+      crc32c: w.crc32c,
+      writeError: 'LEVEL_NOT_SUPPORTED',
+    });
+  });
+
+  test('conformance on OPFS and mem', async () => {
+    expect(await run<number>(page, 'conformance', 'opfs')).toBe(25);
+    expect(await run<number>(page, 'conformance', 'mem')).toBe(25);
+  });
+
+  test('entries survive a page reload; a second tab gets LEVEL_LOCKED', async () => {
+    expect(await run<number>(page, 'writeForReload')).toBe(3001);
+    await page.reload();
+    await page.waitForFunction(() => document.title === 'ready');
+    expect(await run<object>(page, 'readAfterReload')).toEqual({
+      count: 3001,
+      first: ['key00000', 'value-0'.repeat(10)],
+      sample: 'value-1234'.repeat(10),
+      last: 'synced',
+    });
+    expect(await run<string>(page, 'holdOpen')).toBe('held');
+    const other = await newPage();
+    expect(await run<string>(other, 'openCode', 'persist', {})).toBe('LEVEL_LOCKED');
+    // Closing the holder's tab ends its worker, which releases its handles (asynchronously):
+    // the other tab can then open.
+    await page.close();
+    page = other;
+    let code = '';
+    for (let attempt = 0; attempt < 50 && code !== 'opened'; attempt++) {
+      code = await run<string>(other, 'openCode', 'persist', {});
+      if (code !== 'opened') await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(code).toBe('opened');
+  });
+
+  test('locks within one worker, and bad input', async () => {
+    expect(await run<object>(page, 'sameWorkerLock')).toEqual({ second: 'LEVEL_LOCKED', third: 'opened' });
+    expect(await run<object>(page, 'badInput')).toEqual({
+      putNumber: 'LEVEL_INVALID_ARGUMENT',
+      badBatch: 'LEVEL_INVALID_ARGUMENT',
+      badOption: 'LEVEL_INVALID_ARGUMENT',
+      notFound: 'LEVEL_NOT_FOUND',
+      alive: 'alive',
+      closed: 'LEVEL_DATABASE_NOT_OPEN',
+    });
+  });
+});

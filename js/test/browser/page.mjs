@@ -1,0 +1,144 @@
+// Test functions run inside the page by browser.test.ts (through playwright's evaluate). Each
+// returns plain data that the Node side asserts exactly.
+
+import { open, importIntoOpfs, destroy } from '/pkg/dist/browser.js';
+import { conformance } from '/test/shared/conformance.mjs';
+
+/* global CRC32C */
+
+async function figures(db) {
+  let entries = 0;
+  let keyBytes = 0;
+  let valueBytes = 0;
+  let crc = 0;
+  const it = db.iterator();
+  for (;;) {
+    const batch = await it.nextv(1000);
+    if (batch.length === 0) break;
+    for (const [k, v] of batch) {
+      crc = CRC32C.buf(k, crc);
+      crc = CRC32C.buf(v, crc);
+      keyBytes += k.length;
+      valueBytes += v.length;
+    }
+    entries += batch.length;
+  }
+  await it.close();
+  return { entries, keyBytes, valueBytes, crc32c: crc >>> 0 };
+}
+
+async function fetchWorld(name) {
+  const names = await (await fetch(`/worlds-list/${name}`)).json();
+  return Promise.all(
+    names.map(async (n) => ({ name: n, data: new Uint8Array(await (await fetch(`/worlds/${name}/db/${n}`)).arrayBuffer()) })),
+  );
+}
+
+window.strataTest = {
+  /** Copies a shared world into OPFS, opens it there, and iterates everything. */
+  async opfsWorld(name) {
+    const location = `worlds/${name}`;
+    await destroy(location);
+    const bytes = await importIntoOpfs(location, await fetchWorld(name));
+    const db = await open(location, { profile: 'bedrock' });
+    const result = await figures(db);
+    const scan = await db.scan();
+    await db.close();
+    return { bytes, ...result, scan };
+  },
+
+  /** Opens the folder picked into #picker read-only, in place. */
+  async pickedWorld() {
+    const files = [...document.getElementById('picker').files].map((file) => ({ path: file.webkitRelativePath, file }));
+    const top = files[0].path.split('/')[0];
+    const db = await open(`${top}/db`, { storage: 'files', files });
+    const result = await figures(db);
+    let writeError = 'none';
+    try {
+      await db.put('k', 'v');
+    } catch (e) {
+      writeError = e.code;
+    }
+    await db.close();
+    return { files: files.length, ...result, writeError };
+  },
+
+  async conformance(storage) {
+    const location = `conformance-${storage}`;
+    if (storage === 'opfs') await destroy(location);
+    return conformance(open, location, { storage });
+  },
+
+  /** First half of the reload test: write and close. */
+  async writeForReload() {
+    await destroy('persist');
+    const db = await open('persist');
+    const ops = [];
+    for (let i = 0; i < 3000; i++) ops.push({ type: 'put', key: `key${String(i).padStart(5, '0')}`, value: `value-${i}`.repeat(10) });
+    await db.batch(ops);
+    await db.flush();
+    await db.put('last', 'synced', { sync: true });
+    await db.close();
+    return ops.length + 1;
+  },
+
+  /** Second half, after a page reload. */
+  async readAfterReload() {
+    const db = await open('persist', { createIfMissing: false, valueEncoding: 'utf8' });
+    const all = await db.iterator({ keyEncoding: 'utf8', valueEncoding: 'utf8' }).all();
+    const sample = await db.get('key01234');
+    const last = await db.get('last');
+    await db.close();
+    return { count: all.length, first: all[0], sample, last };
+  },
+
+  /** Opens `persist` and keeps it open (for the cross-tab lock test). */
+  async holdOpen() {
+    window.held = await open('persist');
+    return 'held';
+  },
+
+  async openCode(location, options) {
+    try {
+      const db = await open(location, options);
+      await db.close();
+      return 'opened';
+    } catch (e) {
+      return e.code;
+    }
+  },
+
+  /** Two opens of one database in the same worker. */
+  async sameWorkerLock() {
+    const db = await open('lock-same');
+    const second = await this.openCode('lock-same', {});
+    await db.close();
+    const third = await this.openCode('lock-same', {});
+    return { second, third };
+  },
+
+  /** Bad input through the worker: the worker survives and the codes are documented. */
+  async badInput() {
+    const db = await open('bad', { storage: 'mem' });
+    const codes = {};
+    const tryCode = async (name, fn) => {
+      try {
+        await fn();
+        codes[name] = 'none';
+      } catch (e) {
+        codes[name] = e.code;
+      }
+    };
+    await tryCode('putNumber', () => db.put(1, 'v'));
+    await tryCode('badBatch', () => db.batch([{ type: 'x', key: 'k' }]));
+    await tryCode('badOption', () => open('bad2', { storage: 'mem', compression: 'lz4' }));
+    await tryCode('notFound', () => open('no-such-db', { createIfMissing: false }));
+    await db.put('still', 'alive');
+    codes.alive = new TextDecoder().decode(await db.get('still'));
+    await db.close();
+    await tryCode('closed', () => db.get('still'));
+    return codes;
+  },
+};
+
+document.title = 'ready';

@@ -1,0 +1,41 @@
+// A static server for the browser tests: the package (`/pkg/`), the test pages and shared test
+// modules (`/test/`) and the shared worlds (`/worlds/`, plus `/worlds-list/<name>` giving the
+// file names of a world's db/). Serves `.wasm` as application/wasm; no COOP/COEP headers.
+
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.json': 'application/json',
+};
+
+export function serve({ pkgDir, worldsDir }) {
+  const roots = { pkg: pkgDir, test: path.join(pkgDir, 'test'), worlds: worldsDir };
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    const parts = decodeURIComponent(url.pathname).split('/').filter(Boolean);
+    if (parts[0] === 'worlds-list' && parts.length === 2) {
+      const dir = path.join(worldsDir, parts[1], 'db');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(fs.readdirSync(dir).filter((n) => fs.statSync(path.join(dir, n)).isFile())));
+      return;
+    }
+    const root = roots[parts[0]];
+    const file = root && path.join(root, ...parts.slice(1));
+    if (!file || !file.startsWith(root) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      res.writeHead(404);
+      res.end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+    fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://127.0.0.1:${server.address().port}` }));
+  });
+}
