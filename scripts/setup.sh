@@ -42,4 +42,35 @@ if [ ! -x /usr/bin/time ]; then
     (apt-get install -y -q time >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q time >/dev/null; })
   fi
 fi
+apt_install() {
+  command -v apt-get >/dev/null 2>&1 || { echo "apt-get not found: install $* by hand" >&2; exit 1; }
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null 2>&1 ||
+    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null; }
+}
+
+# WebAssembly toolchain (DESIGN.md §6): the wasm32 target, wasm-bindgen-cli pinned to the
+# `wasm-bindgen` version in Cargo.toml, wasm-pack. Each cargo install takes minutes: only when
+# missing. wasm-opt comes from npm's binaryen (js/ devDependencies), never from Debian.
+WASM_BINDGEN_VERSION=$(sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' Cargo.toml)
+export PATH="$HOME/.cargo/bin:$PATH"
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  say "adding the wasm32-unknown-unknown target"; rustup target add wasm32-unknown-unknown
+fi
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
+  say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (~4 min)"
+  cargo install -q wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+fi
+if ! command -v wasm-pack >/dev/null 2>&1; then
+  say "installing wasm-pack (~4 min)"; cargo install -q --locked wasm-pack
+fi
+
+# Browser tests: Debian's Chromium, driven by playwright-core (never a downloaded browser).
+if [ ! -x /usr/bin/chromium ]; then
+  say "installing chromium (Debian)"; apt_install chromium
+fi
+
+# The npm package's dev tools (TypeScript, vitest, tape, playwright-core, binaryen, peers).
+if [ ! -f js/node_modules/.package-lock.json ] || [ js/package-lock.json -nt js/node_modules/.package-lock.json ]; then
+  say "npm ci in js/"; (cd js && npm ci --no-audit --no-fund --loglevel=error)
+fi
 say "ok"

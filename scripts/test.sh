@@ -7,5 +7,13 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets -- -D warnings
+cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
 echo "== cargo test"
 cargo test --all-targets
+echo "== wasm + TypeScript build"
+bash scripts/build-wasm.sh
+echo "== js: vitest (worlds, API, interop, packaging, browser)"
+(cd js && npx vitest run)
+echo "== js: abstract-level compliance suite"
+(cd js && node test/abstract-level.mjs > ../target/abstract-level.tap) || { tail -50 target/abstract-level.tap; exit 1; }
+tail -4 target/abstract-level.tap
