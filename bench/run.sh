@@ -3,7 +3,9 @@
 #   bench/scan.sh      the Bedrock scan, Strata vs Mojang's LevelDB (options pass through,
 #                      e.g. `npm run bench -- --entries 250000 --size 51.2M`)
 #   bench/db_bench.sh  db_bench workloads, Strata vs Google's LevelDB (STRATA_DB_BENCH_NUM)
+#   bench/node.sh      the npm package in Node vs classic-level and leveldb-zlib
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash bench/scan.sh "$@"
 bash bench/db_bench.sh --num="${STRATA_DB_BENCH_NUM:-1000000}" --no-build
+bash bench/node.sh --num "${STRATA_DB_BENCH_NUM:-1000000}"
