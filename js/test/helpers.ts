@@ -48,8 +48,16 @@ export class Crc {
   }
 }
 
+const temps: string[] = [];
+process.on('exit', () => {
+  for (const t of temps) fs.rmSync(t, { recursive: true, force: true });
+});
+
+/** A fresh temporary folder, removed when the test process exits. */
 export function tempDir(prefix: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `strata-${prefix}-`));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `strata-${prefix}-`));
+  temps.push(dir);
+  return dir;
 }
 
 export function copyDir(from: string, to: string): void {
