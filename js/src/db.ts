@@ -280,7 +280,12 @@ export class Iterator {
     private readonly wantValues: boolean,
     private readonly keyEncoding: Encoding,
     private readonly valueEncoding: Encoding,
-  ) {}
+  ) {
+    // Asked for now, so the engine creates the cursor (and pins its view) before any write
+    // issued after this call; failures surface on the first read.
+    this.cursor = this.db.openCursor(this.spec);
+    this.cursor.catch(() => {});
+  }
 
   private open(): Promise<number> {
     if (this.closed) return Promise.reject(new StrataError('LEVEL_ITERATOR_NOT_OPEN', 'Iterator is not open'));

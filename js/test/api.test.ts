@@ -24,12 +24,12 @@ async function codeOf(p: Promise<unknown> | (() => unknown)): Promise<string> {
 describe('storage conformance', () => {
   test('mem', async () => {
     const checks = await conformance(open, 'conformance-mem', { storage: 'mem' });
-    expect(checks).toBe(25);
+    expect(checks).toBe(27);
   });
   test('node:fs', async () => {
     const dir = path.join(tempDir('conf'), 'db');
     const checks = await conformance(open, dir, {});
-    expect(checks).toBe(25);
+    expect(checks).toBe(27);
     expect(fs.readdirSync(dir).filter((n) => n.endsWith('.ldb')).length).toBeGreaterThan(0);
     expect(fs.existsSync(path.join(dir, 'LOCK.owner'))).toBe(false);
   });

@@ -95,8 +95,8 @@ describe('browser (dedicated worker)', () => {
   });
 
   test('conformance on OPFS and mem', async () => {
-    expect(await run<number>(page, 'conformance', 'opfs')).toBe(25);
-    expect(await run<number>(page, 'conformance', 'mem')).toBe(25);
+    expect(await run<number>(page, 'conformance', 'opfs')).toBe(27);
+    expect(await run<number>(page, 'conformance', 'mem')).toBe(27);
   });
 
   test('entries survive a page reload; a second tab gets LEVEL_LOCKED', async () => {

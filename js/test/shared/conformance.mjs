@@ -65,6 +65,13 @@ export async function conformance(open, location, extraOptions = {}) {
   for await (const _ of it) rest++;
   eq(rest, 49, 'for await after seek');
 
+  // An iterator sees the database as of its creation, not of its first read.
+  const early = db.iterator({ gte: 'b0002', lt: 'b0003', keyEncoding: 'utf8', valueEncoding: 'utf8' });
+  const overwrite = db.put('b0002', 'overwritten');
+  eq(await early.all(), [['b0002', 'value-2'.repeat(2)]], 'iterator view pinned at creation');
+  await overwrite;
+  eq(await db.get('b0002', { valueEncoding: 'utf8' }), 'overwritten', 'write after iterator');
+
   // Snapshots.
   const snap = await db.snapshot();
   await db.put('b0001', 'changed');
