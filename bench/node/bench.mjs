@@ -74,6 +74,18 @@ function add(f, k, v) {
 }
 const done = (f) => ({ entries: f.entries, keyBytes: f.keyBytes, valueBytes: f.valueBytes, crc32c: f.crc >>> 0 });
 
+/** The scan's figures from an iterator with `nextv` (strata-level and classic-level alike). */
+async function iterateFigures(iter) {
+  const f = figures();
+  for (;;) {
+    const batch = await iter.nextv(1000);
+    if (batch.length === 0) break;
+    for (const [k, v] of batch) add(f, k, v);
+  }
+  await iter.close();
+  return done(f);
+}
+
 const rows = [];
 const record = (workload, engine, seconds, extra = {}) => {
   rows.push({ workload, engine, seconds: Number(seconds.toFixed(3)), ...extra });
@@ -98,17 +110,7 @@ const check = (name, got) => {
   const s = await timed(() => db.scan());
   check('strata-level scan', s.result);
   record('scan', 'strata-level wasm, db.scan()', s.seconds);
-  const it = await timed(async () => {
-    const f = figures();
-    const iter = db.iterator({ fillCache: false });
-    for (;;) {
-      const batch = await iter.nextv(1000);
-      if (batch.length === 0) break;
-      for (const [k, v] of batch) add(f, k, v);
-    }
-    await iter.close();
-    return done(f);
-  });
+  const it = await timed(() => iterateFigures(db.iterator({ fillCache: false })));
   check('strata-level iterate', it.result);
   record('scan', 'strata-level wasm, iterate in JS', it.seconds);
   await db.close();
@@ -144,33 +146,13 @@ const check = (name, got) => {
   await iter.close();
   await src.close();
   await g.compactRange(new Uint8Array(0), new Uint8Array(64).fill(255));
-  const r = await timed(async () => {
-    const f = figures();
-    const it2 = g.iterator({ fillCache: false });
-    for (;;) {
-      const batch = await it2.nextv(1000);
-      if (batch.length === 0) break;
-      for (const [k, v] of batch) add(f, k, v);
-    }
-    await it2.close();
-    return done(f);
-  });
+  const r = await timed(() => iterateFigures(g.iterator({ fillCache: false })));
   check('classic-level', r.result);
   record('scan', 'classic-level (Google LevelDB addon, Snappy copy), iterate in JS', r.seconds);
   await g.close();
   // Strata on the very same Google-format copy.
   const sdb = await open(gdir, { readOnly: true });
-  const s2 = await timed(async () => {
-    const f = figures();
-    const it3 = sdb.iterator({ fillCache: false });
-    for (;;) {
-      const batch = await it3.nextv(1000);
-      if (batch.length === 0) break;
-      for (const [k, v] of batch) add(f, k, v);
-    }
-    await it3.close();
-    return done(f);
-  });
+  const s2 = await timed(() => iterateFigures(sdb.iterator({ fillCache: false })));
   check('strata-level on the Google copy', s2.result);
   record('scan', 'strata-level wasm on the Snappy copy, iterate in JS', s2.seconds);
   await sdb.close();

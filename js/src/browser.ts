@@ -4,6 +4,7 @@
 // lives as long as the page (in-memory databases live in it).
 
 import { Db, type Link, type OpenOptions } from './db.js';
+import { engineOptions } from './engine.js';
 import { StrataError, invalidArgument, toStrataError, type ErrorShape } from './errors.js';
 
 export * from './db.js';
@@ -64,13 +65,12 @@ export async function open(location: string, options: OpenOptions = {}): Promise
   if (typeof location !== 'string' || location === '') throw invalidArgument('location must be a non-empty string');
   if (typeof options !== 'object' || options === null) throw invalidArgument('options must be an object');
   const kind = options.storage ?? 'opfs';
-  const { storage: _s, files, keyEncoding: _k, valueEncoding: _v, ...rest } = options;
-  const readOnly = kind === 'files' ? true : rest.readOnly === true;
-  const engineOptions = { createIfMissing: !readOnly, ...rest, readOnly };
+  // A picked folder is always read-only.
+  const opts = engineOptions(kind === 'files' ? { ...options, readOnly: true } : options);
   const l = link();
   l.users += 1;
   try {
-    const handle = (await l.call('open', [kind, location, engineOptions, files])) as number;
+    const handle = (await l.call('open', [kind, location, opts, options.files])) as number;
     return new Db(l, handle, location, options);
   } catch (e) {
     l.release();

@@ -5,7 +5,7 @@
 
 import { checkEncoding, decode, packKeys, packOps, toBytes, unpackEntries, unpackValues, type BatchOp, type Encoding, type Input } from './codec.js';
 import { StrataError, invalidArgument, toStrataError } from './errors.js';
-import type { EngineOptions, IteratorSpec, StorageKind } from './engine.js';
+import { iteratorSpec, type EngineOptions, type IteratorSpec, type StorageKind } from './engine.js';
 
 /** How `Db` reaches the engine. */
 export interface Link {
@@ -159,19 +159,7 @@ export class Db {
   /** An iterator over a key range, in key order (or reversed). */
   iterator(options: IteratorOptions = {}): Iterator {
     if (this.closed) throw new StrataError('LEVEL_DATABASE_NOT_OPEN', 'Database is not open');
-    const spec: IteratorSpec = {};
-    for (const bound of ['gt', 'gte', 'lt', 'lte'] as const) {
-      const v = options[bound];
-      if (v !== undefined && v !== null) spec[bound] = toBytes(v, bound);
-    }
-    if (options.reverse !== undefined) spec.reverse = options.reverse === true;
-    if (options.limit !== undefined && options.limit !== null) {
-      if (typeof options.limit !== 'number' || Number.isNaN(options.limit)) throw invalidArgument('limit must be a number');
-      if (options.limit >= 0 && options.limit !== Infinity) spec.limit = Math.floor(options.limit);
-    }
-    const snap = this.snapshotId(options.snapshot);
-    if (snap !== undefined) spec.snapshot = snap;
-    if (options.fillCache === false) spec.fillCache = false;
+    const spec = iteratorSpec(options as Record<string, unknown>, this.snapshotId(options.snapshot));
     const it = new Iterator(
       this,
       spec,
@@ -263,7 +251,7 @@ const BATCH_BYTES = 1 << 20;
 
 /** An iterator: `next()`, `nextv(n)`, `all()`, `seek()`, `for await`, `close()`. */
 export class Iterator {
-  private cursor: Promise<number> | undefined;
+  private readonly cursor: Promise<number>;
   private keys: Uint8Array[] = [];
   private values: Uint8Array[] = [];
   private pos = 0;
@@ -275,7 +263,7 @@ export class Iterator {
   /** @internal */
   constructor(
     private readonly db: Db,
-    private readonly spec: IteratorSpec,
+    spec: IteratorSpec,
     private readonly wantKeys: boolean,
     private readonly wantValues: boolean,
     private readonly keyEncoding: Encoding,
@@ -283,13 +271,12 @@ export class Iterator {
   ) {
     // Asked for now, so the engine creates the cursor (and pins its view) before any write
     // issued after this call; failures surface on the first read.
-    this.cursor = this.db.openCursor(this.spec);
+    this.cursor = this.db.openCursor(spec);
     this.cursor.catch(() => {});
   }
 
   private open(): Promise<number> {
     if (this.closed) return Promise.reject(new StrataError('LEVEL_ITERATOR_NOT_OPEN', 'Iterator is not open'));
-    this.cursor ??= this.db.openCursor(this.spec);
     return this.cursor;
   }
 
@@ -374,13 +361,10 @@ export class Iterator {
     if (this.closed) return;
     this.closed = true;
     this.db.forget(this);
-    const cursor = this.cursor;
-    if (cursor !== undefined) {
-      try {
-        await this.db.iteratorCall('closeIterator', [await cursor]);
-      } catch {
-        // The database closed first; its cursors are already gone.
-      }
+    try {
+      await this.db.iteratorCall('closeIterator', [await this.cursor]);
+    } catch {
+      // The cursor never opened, or the database closed first and took its cursors along.
     }
   }
 

@@ -8,7 +8,8 @@
 // database closes its cursors and releases its snapshots first. Pending compaction work runs
 // in bounded steps when the engine is idle (the wasm build has no background thread).
 
-import { StrataError } from './errors.js';
+import { toBytes } from './codec.js';
+import { StrataError, invalidArgument } from './errors.js';
 import type { StorageHost } from './host.js';
 
 /** The wasm facade's classes (src/wasm/mod.rs), as far as this package uses them. */
@@ -58,6 +59,33 @@ export interface EngineOptions {
   maxFileSize?: number;
   bloomBitsPerKey?: number;
   maxOpenFiles?: number;
+}
+
+/** Engine options from the package's open options: the JS-only fields dropped, and a
+ * missing database created unless the open is read-only or says otherwise. */
+export function engineOptions(
+  options: EngineOptions & { storage?: unknown; files?: unknown; keyEncoding?: unknown; valueEncoding?: unknown; passive?: unknown },
+): EngineOptions {
+  const { storage: _s, files: _f, keyEncoding: _k, valueEncoding: _v, passive: _p, ...rest } = options;
+  return { createIfMissing: options.readOnly !== true, ...rest } as EngineOptions;
+}
+
+/** The engine's iterator spec from range options already encoded as strings or bytes. */
+export function iteratorSpec(options: Record<string, unknown>, snapshot: number | undefined): IteratorSpec {
+  const spec: IteratorSpec = {};
+  for (const bound of ['gt', 'gte', 'lt', 'lte'] as const) {
+    const v = options[bound];
+    if (v !== undefined && v !== null) spec[bound] = toBytes(v, bound);
+  }
+  if (options.reverse !== undefined) spec.reverse = options.reverse === true;
+  const limit = options.limit;
+  if (limit !== undefined && limit !== null) {
+    if (typeof limit !== 'number' || Number.isNaN(limit)) throw invalidArgument('limit must be a number');
+    if (limit >= 0 && limit !== Infinity) spec.limit = Math.floor(limit);
+  }
+  if (snapshot !== undefined) spec.snapshot = snapshot;
+  if (options.fillCache === false) spec.fillCache = false;
+  return spec;
 }
 
 export interface IteratorSpec {
@@ -114,14 +142,11 @@ export class Engine {
     }
   }
 
-  /** Runs before an operation on `handle` when the host needs an async step. */
+  /** Runs before an operation on `handle` when its host needs an async step (handles that
+   * are not databases, e.g. cursors, need none). */
   async prepare(handle: number): Promise<void> {
     const entry = this.dbs.get(handle);
     if (entry?.lease.prepare) await entry.lease.prepare();
-  }
-
-  needsPrepare(handle: number): boolean {
-    return this.dbs.get(handle)?.lease.prepare !== undefined;
   }
 
   private entry(handle: number): OpenDb {

@@ -74,10 +74,6 @@ export function toErrorShape(err: unknown): ErrorShape {
     };
     if (typeof e.file === 'string') shape.file = e.file;
     if (typeof e.offset === 'number') shape.offset = e.offset;
-    if (err instanceof RangeError && shape.code === 'LEVEL_IO_ERROR') {
-      // A wasm trap (out of memory, unreachable) surfaces as a RangeError/RuntimeError.
-      shape.message = `engine failure: ${shape.message}`;
-    }
     return shape;
   }
   return { code: 'LEVEL_IO_ERROR', message: String(err) };

@@ -8,9 +8,9 @@
 import { AbstractIterator, AbstractLevel, AbstractSnapshot } from 'abstract-level';
 
 import { decode, packKeys, packOps, toBytes, unpackEntries, unpackValues, type Encoding } from './codec.js';
-import type { Engine, IteratorSpec } from './engine.js';
+import { engineOptions, iteratorSpec, type Engine } from './engine.js';
 import { toStrataError } from './errors.js';
-import { engineOptions, getEngine } from './node.js';
+import { getEngine } from './node.js';
 import type { OpenOptions } from './db.js';
 
 type Out = Uint8Array | string;
@@ -74,15 +74,7 @@ class StrataIterator extends (AbstractIterator as unknown as new (db: unknown, o
     private readonly valueEncoding: Encoding,
   ) {
     super(db, options);
-    const spec: IteratorSpec = { reverse: options.reverse === true };
-    for (const b of ['gt', 'gte', 'lt', 'lte'] as const) {
-      if (options[b] !== undefined) spec[b] = toBytes(options[b], b);
-    }
-    const limit = options.limit as number;
-    if (limit >= 0) spec.limit = limit;
-    const snap = options.snapshot as StrataSnapshot | undefined;
-    if (snap !== undefined) spec.snapshot = snap.id;
-    if (options.fillCache === false) spec.fillCache = false;
+    const spec = iteratorSpec(options, (options.snapshot as StrataSnapshot | undefined)?.id);
     // Created now, so the iterator sees the database as of this call.
     try {
       this.cursor = engine.iterator(handle, spec);
@@ -198,10 +190,7 @@ export class StrataLevel extends Base {
 
   async _open(options: { createIfMissing: boolean; errorIfExists: boolean }): Promise<void> {
     try {
-      const o = engineOptions({ ...this.strataOptions, ...options } as OpenOptions);
-      o.createIfMissing = options.createIfMissing;
-      o.errorIfExists = options.errorIfExists;
-      for (const k of ['keyEncoding', 'valueEncoding', 'passive'] as const) delete o[k];
+      const o = engineOptions({ ...this.strataOptions, ...options });
       this.handle = await this.engine.open(this.strataOptions.storage ?? 'fs', this.location, o);
     } catch (e) {
       throw toStrataError(e);
@@ -269,14 +258,7 @@ export class StrataLevel extends Base {
   /** Deletes every key in the range, reading keys as of the call and deleting in batches. */
   _clear(options: Record<string, unknown>): Promise<void> {
     return wrap(() => {
-      const spec: IteratorSpec = { reverse: options.reverse === true };
-      for (const b of ['gt', 'gte', 'lt', 'lte'] as const) {
-        if (options[b] !== undefined) spec[b] = toBytes(options[b], b);
-      }
-      const limit = options.limit as number;
-      if (limit >= 0) spec.limit = limit;
-      const snap = options.snapshot as StrataSnapshot | undefined;
-      if (snap !== undefined) spec.snapshot = snap.id;
+      const spec = iteratorSpec(options, (options.snapshot as StrataSnapshot | undefined)?.id);
       const cursor = this.engine.iterator(this.h, spec);
       try {
         for (;;) {

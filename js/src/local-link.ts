@@ -2,7 +2,7 @@
 
 import type { Link } from './db.js';
 import type { Engine } from './engine.js';
-import { toErrorShape, type ErrorShape } from './errors.js';
+import { invalidArgument } from './errors.js';
 
 type Method = (...args: unknown[]) => unknown;
 
@@ -26,11 +26,10 @@ const OPS = new Set([
   'close',
 ]);
 
-/** Runs one named engine operation; database operations first let the host prepare. */
-export async function dispatch(engine: Engine, op: string, args: unknown[]): Promise<unknown> {
-  if (!OPS.has(op)) throw Object.assign(new Error(`unknown operation ${op}`), { code: 'LEVEL_INVALID_ARGUMENT' });
-  const method = (engine as unknown as Record<string, Method>)[op]!;
-  return await method.apply(engine, args);
+/** Runs one named engine operation now (only open/close return promises). */
+export function dispatch(engine: Engine, op: string, args: unknown[]): unknown {
+  if (!OPS.has(op)) throw invalidArgument(`unknown operation ${op}`);
+  return (engine as unknown as Record<string, Method>)[op]!.apply(engine, args);
 }
 
 export class LocalLink implements Link {
@@ -38,15 +37,9 @@ export class LocalLink implements Link {
 
   call(op: string, args: unknown[]): Promise<unknown> {
     try {
-      // Synchronous operations run now; only open/close return promises.
-      const method = (this.engine as unknown as Record<string, Method>)[op];
-      if (!OPS.has(op) || method === undefined) throw Object.assign(new Error(`unknown operation ${op}`), { code: 'LEVEL_INVALID_ARGUMENT' });
-      return Promise.resolve(method.apply(this.engine, args));
+      return Promise.resolve(dispatch(this.engine, op, args));
     } catch (e) {
       return Promise.reject(e);
     }
   }
 }
-
-export type { ErrorShape };
-export { toErrorShape };

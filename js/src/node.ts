@@ -4,7 +4,7 @@ import fs from 'node:fs';
 
 import { initSync, Database } from '../wasm/strata.js';
 import { Db, type OpenOptions } from './db.js';
-import { Engine, type HostLease, type StorageKind, type WasmModule } from './engine.js';
+import { Engine, engineOptions, type HostLease, type StorageKind, type WasmModule } from './engine.js';
 import { invalidArgument, toStrataError } from './errors.js';
 import { LocalLink } from './local-link.js';
 import { NodeFsHost } from './node-fs-host.js';
@@ -30,12 +30,6 @@ export function getEngine(): Engine {
     });
   }
   return engine;
-}
-
-/** Engine defaults for JS users: create a missing database unless told otherwise. */
-export function engineOptions(options: OpenOptions): Record<string, unknown> {
-  const { storage: _s, files: _f, keyEncoding: _k, valueEncoding: _v, ...rest } = options;
-  return { createIfMissing: options.readOnly === true ? false : true, ...rest };
 }
 
 /** Opens (by default creating) the database in folder `location`. */

@@ -75,48 +75,42 @@ fn get_prop(obj: &JsValue, key: &str) -> JsValue {
     }
 }
 
-fn opt_bool(obj: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
+/// Option `key` of `obj`: `None` when absent (undefined or null), else `convert`'s value, or
+/// an invalid-argument error saying the option must be `what`.
+fn opt<T>(
+    obj: &JsValue,
+    key: &str,
+    what: &str,
+    convert: impl FnOnce(JsValue) -> Option<T>,
+) -> Result<Option<T>, JsValue> {
     let v = get_prop(obj, key);
     if v.is_undefined() || v.is_null() {
         return Ok(None);
     }
-    v.as_bool()
+    convert(v)
         .map(Some)
-        .ok_or_else(|| invalid(&format!("option {key} must be a boolean")))
+        .ok_or_else(|| invalid(&format!("option {key} must be {what}")))
+}
+
+fn opt_bool(obj: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
+    opt(obj, key, "a boolean", |v| v.as_bool())
 }
 
 fn opt_number(obj: &JsValue, key: &str) -> Result<Option<f64>, JsValue> {
-    let v = get_prop(obj, key);
-    if v.is_undefined() || v.is_null() {
-        return Ok(None);
-    }
-    match v.as_f64() {
-        Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 => Ok(Some(n)),
-        _ => Err(invalid(&format!(
-            "option {key} must be a non-negative integer"
-        ))),
-    }
+    opt(obj, key, "a non-negative integer", |v| {
+        v.as_f64()
+            .filter(|n| n.is_finite() && *n >= 0.0 && n.fract() == 0.0)
+    })
 }
 
 fn opt_string(obj: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
-    let v = get_prop(obj, key);
-    if v.is_undefined() || v.is_null() {
-        return Ok(None);
-    }
-    v.as_string()
-        .map(Some)
-        .ok_or_else(|| invalid(&format!("option {key} must be a string")))
+    opt(obj, key, "a string", |v| v.as_string())
 }
 
 fn opt_bytes(obj: &JsValue, key: &str) -> Result<Option<Vec<u8>>, JsValue> {
-    let v = get_prop(obj, key);
-    if v.is_undefined() || v.is_null() {
-        return Ok(None);
-    }
-    if !v.is_instance_of::<js_sys::Uint8Array>() {
-        return Err(invalid(&format!("option {key} must be a Uint8Array")));
-    }
-    Ok(Some(js_sys::Uint8Array::from(v).to_vec()))
+    opt(obj, key, "a Uint8Array", |v| {
+        v.dyn_into::<js_sys::Uint8Array>().ok().map(|a| a.to_vec())
+    })
 }
 
 /// Open options from a plain JS object (names as in js/'s `OpenOptions`).
@@ -186,13 +180,6 @@ pub struct Database {
     db: Option<Db>,
     snapshots: HashMap<u32, Snapshot>,
     next_snapshot: u32,
-}
-
-/// Packs entries as `[count u32][ended u32]` then per entry `[klen u32][key][vlen u32][value]`
-/// (key or value parts omitted when not asked for).
-fn pack_header(out: &mut Vec<u8>) {
-    out.clear();
-    out.extend_from_slice(&[0u8; 8]);
 }
 
 #[wasm_bindgen]
@@ -455,8 +442,9 @@ pub struct Cursor {
 
 #[wasm_bindgen]
 impl Cursor {
-    /// Up to `n` entries (and about `max_bytes`), packed as described at `pack_header`; the
-    /// second header word is 1 once the walk has ended.
+    /// Up to `n` entries (and about `max_bytes`), packed as `[count u32][ended u32]` then per
+    /// entry `[klen u32][key][vlen u32][value]` (key or value parts omitted when not asked
+    /// for); `ended` is 1 once the walk has ended.
     pub fn nextv(
         &mut self,
         n: u32,
@@ -469,7 +457,7 @@ impl Cursor {
             .as_mut()
             .ok_or_else(|| invalid("iterator is closed"))?;
         let mut out = Vec::with_capacity(64 * 1024);
-        pack_header(&mut out);
+        out.extend_from_slice(&[0u8; 8]); // header, filled in below
         let mut count = 0u32;
         let mut ended = 0u32;
         while count < n && out.len() < max_bytes as usize {
