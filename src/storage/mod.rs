@@ -14,12 +14,14 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 
+mod fault;
 #[cfg(not(target_arch = "wasm32"))]
 mod fs;
 #[cfg(target_arch = "wasm32")]
 pub mod js_host;
 mod mem;
 
+pub use fault::{DirPolicy, FaultStorage, OpCounts, OpKind};
 #[cfg(not(target_arch = "wasm32"))]
 pub use fs::FsStorage;
 pub use mem::MemStorage;
