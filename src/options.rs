@@ -82,6 +82,11 @@ pub struct Options {
     /// they run inline in bounded steps from the write path and from `maintenance()`.
     /// Default: true on native targets.
     pub background_thread: bool,
+    /// Worker threads that decompress data blocks ahead of readahead iterators (scans), on
+    /// top of the thread consuming them, which decodes whatever no worker has started yet.
+    /// 0 disables readahead (every block is decoded by the reading thread). Default: the
+    /// number of cores (at most 8); always 0 on wasm, which has no threads.
+    pub readahead_threads: usize,
 }
 
 impl Default for Options {
@@ -115,6 +120,7 @@ impl Options {
             size_compactions: true,
             seek_compactions: true,
             background_thread: cfg!(not(target_arch = "wasm32")),
+            readahead_threads: default_readahead_threads(),
         }
     }
 
@@ -146,6 +152,13 @@ impl Options {
     }
 }
 
+fn default_readahead_threads() -> usize {
+    if cfg!(target_arch = "wasm32") {
+        return 0;
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
 /// Options for a read (get, iterator, scan).
 #[derive(Clone, Debug)]
 pub struct ReadOptions {
@@ -156,6 +169,11 @@ pub struct ReadOptions {
     pub fill_cache: bool,
     /// Read as of this sequence number (a snapshot); `None` reads the latest state.
     pub snapshot: Option<u64>,
+    /// Decompress data blocks ahead of the cursor on the readahead threads (see
+    /// `Options::readahead_threads`), for reads that move forward through many blocks: scans,
+    /// exports, compactions. Entries still arrive in order; random seeks get no speculation.
+    /// Default: false.
+    pub readahead: bool,
 }
 
 impl Default for ReadOptions {
@@ -164,6 +182,7 @@ impl Default for ReadOptions {
             verify_checksums: true,
             fill_cache: true,
             snapshot: None,
+            readahead: false,
         }
     }
 }

@@ -105,6 +105,7 @@ pub fn run_compaction(
         verify_checksums: true,
         fill_cache: false,
         snapshot: None,
+        readahead: false,
     };
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
     for (which, files) in c.inputs.iter().enumerate() {

@@ -343,6 +343,7 @@ impl Db {
     pub fn scan(&self) -> Result<ScanStats> {
         let options = ReadOptions {
             fill_cache: false,
+            readahead: true,
             ..ReadOptions::default()
         };
         let mut it = self.iter(&options);

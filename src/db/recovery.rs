@@ -53,6 +53,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         options.max_open_files,
         new_block_cache(&options),
         options.max_block_size,
+        options.readahead_threads,
     ));
     let mut versions = VersionSet::from_recovered(
         storage.clone(),

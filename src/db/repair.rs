@@ -69,6 +69,7 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
         options.max_open_files,
         Some(Arc::new(Cache::new(8 << 20))),
         options.max_block_size,
+        0,
     ));
 
     // 1. Logs → tables.
@@ -122,6 +123,7 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
         verify_checksums: true,
         fill_cache: false,
         snapshot: None,
+        readahead: false,
     };
     for (number, name) in tables {
         let path = join(dir, &name);

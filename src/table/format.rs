@@ -85,36 +85,33 @@ pub fn read_block(
     verify: bool,
     max_size: usize,
 ) -> Result<BlockContents> {
-    let end = handle
-        .offset
-        .checked_add(handle.size)
-        .and_then(|e| e.checked_add(BLOCK_TRAILER_SIZE as u64));
-    match end {
-        Some(end) if end <= file_size && handle.size <= max_size as u64 => {}
-        _ => {
-            return Err(Error::corruption(format!(
-                "block handle (offset {}, size {}) lies outside the {file_size}-byte file",
-                handle.offset, handle.size
-            ))
-            .at_offset(handle.offset))
-        }
-    }
+    check_handle(handle, file_size, max_size)?;
     let n = handle.size as usize;
     let raw = read_exact_at(file, handle.offset, n + BLOCK_TRAILER_SIZE)?;
     decode_block(raw, verify, max_size).map_err(|e| e.at_offset(handle.offset))
 }
 
+/// Checks that the block at `handle` (with its trailer) lies inside a `file_size`-byte file and
+/// is no larger than `max_size`.
+pub fn check_handle(handle: BlockHandle, file_size: u64, max_size: usize) -> Result<()> {
+    let end = handle
+        .offset
+        .checked_add(handle.size)
+        .and_then(|e| e.checked_add(BLOCK_TRAILER_SIZE as u64));
+    match end {
+        Some(end) if end <= file_size && handle.size <= max_size as u64 => Ok(()),
+        _ => Err(Error::corruption(format!(
+            "block handle (offset {}, size {}) lies outside the {file_size}-byte file",
+            handle.offset, handle.size
+        ))
+        .at_offset(handle.offset)),
+    }
+}
+
 /// Checks and decompresses `raw` = block bytes ‖ trailer.
 pub fn decode_block(mut raw: Vec<u8>, verify: bool, max_size: usize) -> Result<BlockContents> {
-    let n = raw.len() - BLOCK_TRAILER_SIZE;
+    let n = check_trailer(&raw, verify)?;
     let compression_id = raw[n];
-    if verify {
-        let expected = crc::unmask(decode_fixed32(&raw[n + 1..]));
-        let actual = crc::value(&raw[..n + 1]);
-        if expected != actual {
-            return Err(Error::corruption("block checksum mismatch"));
-        }
-    }
     if compression_id == 0 {
         raw.truncate(n);
         return Ok(BlockContents {
@@ -127,6 +124,33 @@ pub fn decode_block(mut raw: Vec<u8>, verify: bool, max_size: usize) -> Result<B
         data,
         compression_id,
     })
+}
+
+/// `decode_block` over borrowed bytes (a block inside a larger read).
+pub fn decode_block_slice(raw: &[u8], verify: bool, max_size: usize) -> Result<BlockContents> {
+    let n = check_trailer(raw, verify)?;
+    let compression_id = raw[n];
+    let data = compress::decompress(compression_id, &raw[..n], max_size)?;
+    Ok(BlockContents {
+        data,
+        compression_id,
+    })
+}
+
+/// Verifies the trailer's CRC (if asked); returns the payload length.
+fn check_trailer(raw: &[u8], verify: bool) -> Result<usize> {
+    let n = raw
+        .len()
+        .checked_sub(BLOCK_TRAILER_SIZE)
+        .ok_or_else(|| Error::corruption("block is shorter than its trailer"))?;
+    if verify {
+        let expected = crc::unmask(decode_fixed32(&raw[n + 1..]));
+        let actual = crc::value(&raw[..n + 1]);
+        if expected != actual {
+            return Err(Error::corruption("block checksum mismatch"));
+        }
+    }
+    Ok(n)
 }
 
 #[cfg(test)]

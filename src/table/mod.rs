@@ -6,12 +6,14 @@
 //! - `filter_block`: one bloom filter per 2 KiB of data-block offsets.
 //! - `table` / `table_builder`: the reader (with its iterator and point lookup) and the writer.
 //! - `two_level_iterator`, `merger`: iterator combinators the table and the DB share.
+//! - `readahead`: worker threads decoding data blocks ahead of a sequential iterator.
 
 pub mod block;
 pub mod block_builder;
 pub mod filter_block;
 pub mod format;
 pub mod merger;
+pub mod readahead;
 #[allow(clippy::module_inception)] // named after LevelDB's table/table.cc
 pub mod table;
 pub mod table_builder;

@@ -4,11 +4,15 @@
 //!
 //! A `Table` is immutable and shared (`Arc`) by the table cache, iterators and scans.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::block::{Block, BlockIter};
 use super::filter_block::FilterBlockReader;
-use super::format::{read_block, BlockHandle, Footer, FOOTER_SIZE};
+use super::format::{
+    check_handle, decode_block_slice, read_block, BlockHandle, Footer, BLOCK_TRAILER_SIZE,
+    FOOTER_SIZE,
+};
+use super::readahead::{Readahead, ReadaheadPool};
 use super::two_level_iterator::{InnerOpener, TwoLevelIterator};
 use crate::cache::Cache;
 use crate::error::{Error, Result};
@@ -25,6 +29,9 @@ pub struct TableSettings {
     pub max_block_size: usize,
     /// Verify the index and filter blocks read at open (always on by default).
     pub verify_checksums: bool,
+    /// Workers that decompress data blocks ahead of iterators whose read options ask for
+    /// readahead; `None` reads every block on the iterating thread.
+    pub readahead: Option<Arc<ReadaheadPool>>,
 }
 
 pub struct Table {
@@ -38,6 +45,8 @@ pub struct Table {
     filter: Option<FilterBlockReader>,
     /// Compression ids of the index block (data blocks are seen as they are read).
     index_compression: u8,
+    /// Every data block's handle in order, decoded from the index on first use (readahead).
+    data_handles: OnceLock<Result<Vec<BlockHandle>>>,
 }
 
 impl Table {
@@ -104,6 +113,7 @@ impl Table {
             index_offset: footer.index.offset,
             filter,
             index_compression,
+            data_handles: OnceLock::new(),
         })
     }
 
@@ -169,8 +179,99 @@ impl Table {
         Ok((block, id))
     }
 
+    /// Every data block's handle, in file order (decoded from the index once).
+    pub fn data_handles(&self) -> Result<&[BlockHandle]> {
+        let decoded = self.data_handles.get_or_init(|| {
+            let mut out = Vec::new();
+            let mut it = self.index.iter();
+            it.seek_to_first();
+            while it.valid() {
+                let (h, _) = BlockHandle::decode(it.value()).ok_or_else(|| {
+                    Error::corruption("bad block handle in index block")
+                        .in_file(self.name.clone())
+                        .at_offset(self.index_offset)
+                })?;
+                out.push(h);
+                it.next();
+            }
+            it.status().map_err(|e| e.in_file(self.name.clone()))?;
+            Ok(out)
+        });
+        match decoded {
+            Ok(h) => Ok(h),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    /// How many data blocks from index `first` make a readahead run of about `bytes`
+    /// compressed bytes (at least one; only blocks laid end to end, so one read covers them).
+    pub fn run_length(&self, first: usize, bytes: u64) -> usize {
+        let Ok(handles) = self.data_handles() else {
+            return 1;
+        };
+        let mut total = 0u64;
+        let mut count = 0;
+        for (i, h) in handles.iter().enumerate().skip(first) {
+            let contiguous = i == first
+                || handles[i - 1].offset + handles[i - 1].size + BLOCK_TRAILER_SIZE as u64
+                    == h.offset;
+            if count > 0 && (!contiguous || total + h.size > bytes) {
+                break;
+            }
+            total += h.size + BLOCK_TRAILER_SIZE as u64;
+            count += 1;
+        }
+        count.max(1)
+    }
+
+    /// Reads and decodes data blocks `first..first + count` (laid end to end) with one read;
+    /// each block's result carries its own error, as `block_at` would report it.
+    pub fn read_run(&self, first: usize, count: usize, verify: bool) -> Vec<Result<Arc<Block>>> {
+        let handles = match self.data_handles() {
+            Ok(h) if first + count <= h.len() => &h[first..first + count],
+            Ok(_) => return Vec::new(),
+            Err(e) => return vec![Err(e)],
+        };
+        let max = self.settings.max_block_size;
+        let checked = handles
+            .iter()
+            .try_for_each(|h| check_handle(*h, self.size, max));
+        let span_start = handles[0].offset;
+        let last = handles[handles.len() - 1];
+        let span = (last.offset + last.size + BLOCK_TRAILER_SIZE as u64).saturating_sub(span_start);
+        let bytes = match checked {
+            Ok(()) => read_exact_at(&*self.file, span_start, span as usize)
+                .map_err(|e| e.in_file(self.name.clone())),
+            Err(e) => Err(e.in_file(self.name.clone())),
+        };
+        let bytes = match bytes {
+            Ok(b) => b,
+            // Report the failure at the first block; the iterator stops there.
+            Err(e) => return vec![Err(e)],
+        };
+        handles
+            .iter()
+            .map(|h| {
+                let start = (h.offset - span_start) as usize;
+                let raw = &bytes[start..start + h.size as usize + BLOCK_TRAILER_SIZE];
+                decode_block_slice(raw, verify, max)
+                    .and_then(|c| Block::new(c.data))
+                    .map(Arc::new)
+                    .map_err(|e| e.in_file(self.name.clone()).at_offset(h.offset))
+            })
+            .collect()
+    }
+
     /// An iterator over all entries (internal keys).
     pub fn iter(self: &Arc<Self>, options: ReadOptions) -> TableIterator {
+        let readahead = match (&self.settings.readahead, options.readahead) {
+            (Some(pool), true) => Some(Readahead::new(
+                pool.clone(),
+                self.clone(),
+                options.verify_checksums,
+            )),
+            _ => None,
+        };
         TwoLevelIterator::new(
             AnnotatedBlockIter {
                 inner: self.index.iter(),
@@ -180,6 +281,7 @@ impl Table {
             BlockOpener {
                 table: self.clone(),
                 options,
+                readahead,
             },
         )
     }
@@ -233,13 +335,21 @@ impl Table {
 pub struct BlockOpener {
     table: Arc<Table>,
     options: ReadOptions,
+    readahead: Option<Readahead>,
 }
 
 impl InnerOpener for BlockOpener {
     type Inner = AnnotatedBlockIter;
     fn open(&mut self, index_value: &[u8]) -> Result<AnnotatedBlockIter> {
-        let block = self.table.block(index_value, &self.options)?;
-        let offset = BlockHandle::decode(index_value).map_or(0, |(h, _)| h.offset);
+        let (handle, _) = BlockHandle::decode(index_value).ok_or_else(|| {
+            Error::corruption("bad block handle in index block").in_file(self.table.name.clone())
+        })?;
+        let from_readahead = self.readahead.as_mut().and_then(|r| r.block(handle));
+        let block = match from_readahead {
+            Some(block) => block?,
+            None => self.table.block_at(handle, &self.options)?,
+        };
+        let offset = handle.offset;
         Ok(AnnotatedBlockIter {
             inner: block.iter(),
             file: self.table.name.clone(),

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::block::Block;
 use super::block_builder::BlockBuilder;
+use super::readahead::ReadaheadPool;
 use super::table::TableSettings;
 use super::table_builder::{TableBuilder, TableBuilderOptions};
 use super::Table;
@@ -171,19 +172,37 @@ fn build_table(
 }
 
 fn open_table(s: &MemStorage, size: u64) -> Arc<Table> {
+    open_table_as(s, "t.ldb", size, None)
+}
+
+fn open_table_as(
+    s: &MemStorage,
+    name: &str,
+    size: u64,
+    readahead: Option<Arc<ReadaheadPool>>,
+) -> Arc<Table> {
     Arc::new(
         Table::open(
-            s.open_random("t.ldb").unwrap(),
-            "t.ldb",
+            s.open_random(name).unwrap(),
+            name,
             size,
             TableSettings {
                 block_cache: Some(Arc::new(Cache::new(1 << 20))),
                 max_block_size: 1 << 24,
                 verify_checksums: true,
+                readahead,
             },
         )
         .unwrap(),
     )
+}
+
+fn readahead_options() -> ReadOptions {
+    ReadOptions {
+        readahead: true,
+        fill_cache: false,
+        ..ReadOptions::default()
+    }
 }
 
 #[test]
@@ -257,4 +276,140 @@ fn compressed_blocks_follow_the_one_eighth_rule() {
         assert_eq!(id, 0);
         index.next();
     }
+}
+
+#[test]
+fn readahead_iterators_match_the_model() {
+    let mut rng = Random::new(91);
+    for threads in [1, 2, 5] {
+        let pool = ReadaheadPool::new(threads);
+        for (compression, block_size) in [
+            (CompressionType::ZlibRaw, 256),
+            (CompressionType::Snappy, 4096),
+            (CompressionType::None, 1024),
+            (CompressionType::Zlib, 160 * 1024),
+        ] {
+            let entries = model(4000, threads as u32 * 1000 + block_size as u32);
+            let (s, size) = build_table(&entries, compression, block_size);
+            let table = open_table_as(&s, "t.ldb", size, pool.clone());
+            let blocks = table.data_handles().unwrap().len() as u64;
+            assert!(blocks >= 3, "{compression:?}/{block_size}: {blocks} blocks");
+            // One forward pass: every block comes through a run, exactly once.
+            let before = pool.as_ref().unwrap().stats();
+            let mut it = table.iter(readahead_options());
+            it.seek_to_first();
+            let mut n = 0;
+            while it.valid() {
+                n += 1;
+                it.next();
+            }
+            it.status().unwrap();
+            drop(it);
+            assert_eq!(n, entries.len());
+            let after = pool.as_ref().unwrap().stats();
+            assert_eq!(after.blocks_delivered - before.blocks_delivered, blocks);
+            let decoded = (after.runs_by_workers + after.runs_by_reader)
+                - (before.runs_by_workers + before.runs_by_reader);
+            let cancelled = after.runs_cancelled - before.runs_cancelled;
+            assert_eq!(
+                after.runs_scheduled - before.runs_scheduled,
+                decoded + cancelled
+            );
+            assert_eq!(cancelled, 0, "a full pass cancels nothing");
+            // Forward, reverse and random seeks through the readahead path.
+            let mut it = table.iter(readahead_options());
+            check_iterator(&mut it, &entries, &mut rng);
+            // Two interleaved full forward passes over the same table share the pool.
+            let mut a = table.iter(readahead_options());
+            let mut b = table.iter(readahead_options());
+            a.seek_to_first();
+            b.seek_to_first();
+            for (k, v) in &entries {
+                for it in [&mut a, &mut b] {
+                    assert!(it.valid());
+                    assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
+                    it.next();
+                }
+            }
+            assert!(!a.valid() && !b.valid());
+            a.status().unwrap();
+            b.status().unwrap();
+        }
+    }
+}
+
+#[test]
+fn readahead_stops_at_a_damaged_block_like_the_plain_iterator() {
+    let entries = model(5000, 5);
+    let (s, size) = build_table(&entries, CompressionType::ZlibRaw, 512);
+    let pool = ReadaheadPool::new(2);
+    let good = open_table_as(&s, "t.ldb", size, None);
+    let handles = good.data_handles().unwrap().to_vec();
+    assert!(handles.len() > 40, "{} blocks", handles.len());
+    // Entries in the blocks before the damaged one, counted block by block.
+    let damaged = handles.len() / 2;
+    let before: usize = good
+        .read_run(0, damaged, true)
+        .into_iter()
+        .map(|b| {
+            let mut it = b.unwrap().iter();
+            it.seek_to_first();
+            let mut n = 0;
+            while it.valid() {
+                n += 1;
+                it.next();
+            }
+            n
+        })
+        .sum();
+    let mut bytes = s.contents("t.ldb").unwrap();
+    bytes[handles[damaged].offset as usize + 3] ^= 0x40;
+    crate::storage::write_all(&s, "bad.ldb", &bytes).unwrap();
+
+    for readahead in [None, pool.clone()] {
+        let ahead = readahead.is_some();
+        let table = open_table_as(&s, "bad.ldb", size, readahead);
+        let mut it = table.iter(readahead_options());
+        it.seek_to_first();
+        let mut seen = 0;
+        while it.valid() {
+            assert_eq!(it.key(), &entries[seen].0[..]);
+            seen += 1;
+            it.next();
+        }
+        assert_eq!(seen, before, "readahead {ahead}");
+        let err = it.status().unwrap_err();
+        assert!(err.is_corruption(), "{err}");
+        assert_eq!(err.file(), Some("bad.ldb"));
+        assert_eq!(err.offset(), Some(handles[damaged].offset));
+    }
+}
+
+#[test]
+fn readahead_iterators_dropped_midway_leave_the_pool_usable() {
+    let entries = model(3000, 8);
+    let (s, size) = build_table(&entries, CompressionType::ZlibRaw, 256);
+    let pool = ReadaheadPool::new(2);
+    let table = open_table_as(&s, "t.ldb", size, pool);
+    for stop in [0, 1, 17, 500, 2999] {
+        let mut it = table.iter(readahead_options());
+        it.seek_to_first();
+        for _ in 0..stop {
+            it.next();
+        }
+        assert_eq!(it.key(), &entries[stop].0[..]);
+        // A seek backwards abandons the runs ahead; the iterator stays correct.
+        it.seek(&entries[stop / 2].0);
+        assert_eq!(it.key(), &entries[stop / 2].0[..]);
+        drop(it);
+    }
+    let mut it = table.iter(readahead_options());
+    it.seek_to_first();
+    let mut n = 0;
+    while it.valid() {
+        n += 1;
+        it.next();
+    }
+    it.status().unwrap();
+    assert_eq!(n, entries.len());
 }

@@ -9,6 +9,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::options::ReadOptions;
 use crate::storage::{base_name, Storage};
 use crate::table::block::Block;
+use crate::table::readahead::ReadaheadPool;
 use crate::table::table::{TableIterator, TableSettings};
 use crate::table::Table;
 
@@ -26,6 +27,7 @@ impl TableCache {
         max_open_files: usize,
         block_cache: Option<Arc<Cache<Arc<Block>>>>,
         max_block_size: usize,
+        readahead_threads: usize,
     ) -> Self {
         TableCache {
             storage,
@@ -34,6 +36,7 @@ impl TableCache {
                 block_cache,
                 max_block_size,
                 verify_checksums: true,
+                readahead: ReadaheadPool::new(readahead_threads),
             },
             tables: Cache::new(max_open_files.max(1)),
         }

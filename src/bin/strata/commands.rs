@@ -79,12 +79,16 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 pub fn scan(raw: &[String]) -> CliResult {
-    let args = Args::parse(raw, &[], &["json"])?;
+    let args = Args::parse(raw, &["readahead-threads"], &["json"])?;
     let [path] = args.positionals(&["DB_DIR"])? else {
         unreachable!()
     };
+    let mut options = Options::default().read_only();
+    if let Some(n) = args.number("readahead-threads")? {
+        options.readahead_threads = n as usize;
+    }
     let start = Instant::now();
-    let db = open_read_only(path)?;
+    let db = Db::open_path(&resolve_db_dir(path), options)?;
     let stats = db.scan()?;
     let secs = start.elapsed().as_secs_f64();
     if args.has("json") {

@@ -13,7 +13,9 @@ const USAGE: &str = "\
 usage: strata <command> [options]
 
 commands:
-  scan [--json] DB_DIR        read every entry in key order; count and CRC-32C them
+  scan [--json] [--readahead-threads N] DB_DIR
+                              read every entry in key order; count and CRC-32C them
+                              (N workers decompress ahead; default: cores, 0 = one thread)
   get DB_DIR KEY              print the value of KEY (text, or 0x-prefixed hex)
   dump DB_DIR [--limit N]     list keys (text or hex) and value sizes in key order
   info DB_DIR                 files per level, sizes, entry counts, compression ids
