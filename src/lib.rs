@@ -7,6 +7,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod bedrock;
 pub mod cache;
 pub mod compaction;
 pub mod compress;

@@ -1,0 +1,311 @@
+//! A chunk's surface from its 2D records: Data2D (0x2D: 256 × i16 LE heights, then 256 biome
+//! bytes), Data2DLegacy (0x2E: heights, then 256 × u32 with the biome id in the low byte) and
+//! Data3D (0x2B: heights, then one biome palette storage per subchunk from the bottom).
+//! Columns are indexed `z*16 + x`.
+//!
+//! Palette storages (shared with SubChunkPrefix): a header byte `bpb<<1 | flag`, then
+//! `ceil(4096 / (32/bpb))` u32 LE words holding 4096 indices packed from the low bit, never
+//! straddling a word (block index `x*256 + z*16 + y`). Data3D biome storages (flag 1): bpb 0
+//! is one u32 id and nothing else; otherwise the words, an i32 palette count and that many u32
+//! ids; header 0xFF repeats the storage below. Every size is checked before use; at most
+//! `MAX_BIOME_STORAGES` storages are read.
+
+use crate::error::{Error, Result};
+
+/// Heights and biome ids of a chunk's 256 columns (`z*16 + x`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Surface {
+    /// The height map as stored: for Data3D, relative to the dimension's bottom (the number of
+    /// blocks above it, so y = height - 1 + min_y is the top block).
+    pub heights: [i16; 256],
+    /// The biome at the top of each column.
+    pub biomes: [u32; 256],
+}
+
+/// More biome storages than any dimension has subchunks is corruption.
+pub const MAX_BIOME_STORAGES: usize = 64;
+
+pub(crate) fn corrupt(what: &str, msg: impl std::fmt::Display) -> Error {
+    Error::corruption(format!("{what}: {msg}"))
+}
+
+fn heights(v: &[u8], what: &str) -> Result<[i16; 256]> {
+    if v.len() < 512 {
+        return Err(corrupt(
+            what,
+            format!("{} bytes, shorter than the height map", v.len()),
+        ));
+    }
+    let mut h = [0i16; 256];
+    for (i, c) in v[..512].chunks_exact(2).enumerate() {
+        h[i] = i16::from_le_bytes([c[0], c[1]]);
+    }
+    Ok(h)
+}
+
+/// Data2D: heights then 256 biome bytes.
+pub fn decode_data2d(v: &[u8]) -> Result<Surface> {
+    let heights = heights(v, "Data2D")?;
+    if v.len() < 768 {
+        return Err(corrupt("Data2D", format!("{} bytes, want 768", v.len())));
+    }
+    let mut biomes = [0u32; 256];
+    for (i, b) in v[512..768].iter().enumerate() {
+        biomes[i] = *b as u32;
+    }
+    Ok(Surface { heights, biomes })
+}
+
+/// Data2DLegacy: heights then 256 u32 (biome id in the low byte, a colour above it).
+pub fn decode_data2d_legacy(v: &[u8]) -> Result<Surface> {
+    let heights = heights(v, "Data2DLegacy")?;
+    if v.len() < 512 + 1024 {
+        return Err(corrupt(
+            "Data2DLegacy",
+            format!("{} bytes, want 1536", v.len()),
+        ));
+    }
+    let mut biomes = [0u32; 256];
+    for i in 0..256 {
+        biomes[i] = v[512 + i * 4] as u32;
+    }
+    Ok(Surface { heights, biomes })
+}
+
+/// The word count of a packed storage of 4096 indices at `bpb` bits each.
+pub fn packed_words(bpb: usize) -> Result<usize> {
+    if bpb == 0 || bpb > 16 {
+        return Err(corrupt("palette storage", format!("{bpb} bits per block")));
+    }
+    let per_word = 32 / bpb;
+    Ok(4096_usize.div_ceil(per_word))
+}
+
+/// The index of block `i` (0..4096) in packed words (`words.len() == packed_words(bpb) * 4`).
+pub fn packed_index(words: &[u8], bpb: usize, i: usize) -> u32 {
+    let per_word = 32 / bpb;
+    let w = (i / per_word) * 4;
+    let word = u32::from_le_bytes([words[w], words[w + 1], words[w + 2], words[w + 3]]);
+    (word >> ((i % per_word) * bpb)) & ((1u32 << bpb) - 1)
+}
+
+/// One Data3D biome storage, borrowed from the value.
+#[derive(Clone, Copy)]
+struct BiomeStorage<'a> {
+    bpb: usize,
+    words: &'a [u8],
+    /// `count` u32 LE ids (one for bpb 0).
+    palette: &'a [u8],
+}
+
+impl BiomeStorage<'_> {
+    fn biome(&self, block: usize) -> Result<u32> {
+        let idx = if self.bpb == 0 {
+            0
+        } else {
+            packed_index(self.words, self.bpb, block) as usize
+        };
+        let at = idx * 4;
+        if at + 4 > self.palette.len() {
+            return Err(corrupt(
+                "Data3D",
+                format!(
+                    "biome index {idx} outside a palette of {}",
+                    self.palette.len() / 4
+                ),
+            ));
+        }
+        let p = &self.palette[at..at + 4];
+        Ok(u32::from_le_bytes([p[0], p[1], p[2], p[3]]))
+    }
+}
+
+fn take<'a>(v: &'a [u8], pos: &mut usize, n: usize) -> Result<&'a [u8]> {
+    if n > v.len() - *pos {
+        return Err(corrupt(
+            "Data3D",
+            format!(
+                "needs {n} bytes at offset {}, {} left",
+                *pos,
+                v.len() - *pos
+            ),
+        ));
+    }
+    let s = &v[*pos..*pos + n];
+    *pos += n;
+    Ok(s)
+}
+
+fn biome_storages(v: &[u8]) -> Result<Vec<BiomeStorage<'_>>> {
+    let mut pos = 512;
+    let mut out: Vec<BiomeStorage> = Vec::new();
+    while pos < v.len() {
+        if out.len() == MAX_BIOME_STORAGES {
+            return Err(corrupt(
+                "Data3D",
+                format!("more than {MAX_BIOME_STORAGES} storages"),
+            ));
+        }
+        let header = v[pos];
+        pos += 1;
+        if header == 0xFF {
+            let below = *out
+                .last()
+                .ok_or_else(|| corrupt("Data3D", "the first biome storage repeats nothing"))?;
+            out.push(below);
+            continue;
+        }
+        let bpb = (header >> 1) as usize;
+        if bpb == 0 {
+            let palette = take(v, &mut pos, 4)?;
+            out.push(BiomeStorage {
+                bpb,
+                words: &[],
+                palette,
+            });
+            continue;
+        }
+        let words = take(v, &mut pos, packed_words(bpb)? * 4)?;
+        let n = i32::from_le_bytes(take(v, &mut pos, 4)?.try_into().unwrap_or([0; 4]));
+        let n = usize::try_from(n).map_err(|_| corrupt("Data3D", "negative palette size"))?;
+        let palette = take(v, &mut pos, n.saturating_mul(4))?;
+        out.push(BiomeStorage {
+            bpb,
+            words,
+            palette,
+        });
+    }
+    Ok(out)
+}
+
+/// Data3D: heights, then the biome at each column's top block (the storage holding
+/// `height - 1`, clamped to the storages present).
+pub fn decode_data3d(v: &[u8]) -> Result<Surface> {
+    let heights = heights(v, "Data3D")?;
+    let storages = biome_storages(v)?;
+    if storages.is_empty() {
+        return Err(corrupt("Data3D", "no biome storage"));
+    }
+    let top = storages.len() * 16 - 1;
+    let mut biomes = [0u32; 256];
+    for (col, b) in biomes.iter_mut().enumerate() {
+        let y = (heights[col] as i64 - 1).clamp(0, top as i64) as usize;
+        let (x, z) = (col % 16, col / 16);
+        *b = storages[y / 16].biome(x * 256 + z * 16 + y % 16)?;
+    }
+    Ok(Surface { heights, biomes })
+}
+
+/// Encodes a Data3D value: heights, then one biome storage per entry of `storages` (each a
+/// palette and 4096 indices, `x*256 + z*16 + y`); `None` repeats the storage below.
+pub fn encode_data3d(heights: &[i16; 256], storages: &[Option<(Vec<u32>, Vec<u16>)>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for h in heights {
+        out.extend_from_slice(&h.to_le_bytes());
+    }
+    for s in storages {
+        match s {
+            None => out.push(0xFF),
+            Some((palette, _)) if palette.len() == 1 => {
+                out.push(1);
+                out.extend_from_slice(&palette[0].to_le_bytes());
+            }
+            Some((palette, indices)) => {
+                let bpb = bits_for(palette.len());
+                out.push(((bpb as u8) << 1) | 1);
+                pack_indices(&mut out, bpb, indices);
+                out.extend_from_slice(&(palette.len() as i32).to_le_bytes());
+                for id in palette {
+                    out.extend_from_slice(&id.to_le_bytes());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The smallest valid bits-per-block for a palette of `n` entries (1..=6, 8, 16).
+pub fn bits_for(n: usize) -> usize {
+    let need = (usize::BITS - n.saturating_sub(1).leading_zeros()).max(1) as usize;
+    [1, 2, 3, 4, 5, 6, 8, 16]
+        .into_iter()
+        .find(|&b| b >= need)
+        .unwrap_or(16)
+}
+
+/// Appends 4096 indices packed at `bpb` bits, low bits first, never straddling a word.
+pub fn pack_indices(out: &mut Vec<u8>, bpb: usize, indices: &[u16]) {
+    let per_word = 32 / bpb;
+    for chunk in indices.chunks(per_word) {
+        let mut word = 0u32;
+        for (j, &i) in chunk.iter().enumerate() {
+            word |= (i as u32) << (j * bpb);
+        }
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data3d_round_trip_and_surface_biome() {
+        let mut heights = [0i16; 256];
+        heights[0] = 20; // top block at y 19: the second storage
+        heights[1] = 5; // y 4: first storage
+        heights[2] = 0; // clamped to y 0
+        heights[3] = 999; // clamped to the top storage
+        let mut idx = vec![0u16; 4096];
+        idx[256 + 4] = 1; // x 1, z 0, y 4
+        let storages = vec![
+            Some((vec![7, 9], idx)),
+            Some((vec![3], vec![0; 4096])),
+            None,
+        ];
+        let v = encode_data3d(&heights, &storages);
+        let s = decode_data3d(&v).unwrap();
+        assert_eq!(s.heights, heights);
+        assert_eq!(&s.biomes[..4], &[3, 9, 7, 3]);
+        // Every truncation is an error, never a panic.
+        for cut in 512..v.len() {
+            let _ = decode_data3d(&v[..cut]);
+        }
+        assert!(decode_data3d(&v[..511]).is_err());
+        // A first storage that repeats nothing, and a bad bit width.
+        let mut bad = v[..512].to_vec();
+        bad.push(0xFF);
+        assert!(decode_data3d(&bad).is_err());
+        let mut bad = v[..512].to_vec();
+        bad.push(17 << 1 | 1);
+        assert!(decode_data3d(&bad).is_err());
+    }
+
+    #[test]
+    fn packing_helpers() {
+        assert_eq!(bits_for(1), 1);
+        assert_eq!(bits_for(2), 1);
+        assert_eq!(bits_for(5), 3);
+        assert_eq!(bits_for(65), 8);
+        assert_eq!(bits_for(300), 16);
+        assert_eq!(packed_words(3).unwrap(), 410);
+        assert_eq!(packed_words(5).unwrap(), 683);
+        let idx: Vec<u16> = (0..4096).map(|i| (i % 7) as u16).collect();
+        let mut words = Vec::new();
+        pack_indices(&mut words, 3, &idx);
+        assert_eq!(words.len(), 410 * 4);
+        for i in [0, 9, 10, 11, 4095] {
+            assert_eq!(packed_index(&words, 3, i), (i % 7) as u32);
+        }
+    }
+
+    #[test]
+    fn data2d() {
+        let mut v = vec![0u8; 768];
+        v[0] = 64;
+        v[512 + 17] = 21;
+        let s = decode_data2d(&v).unwrap();
+        assert_eq!((s.heights[0], s.biomes[17]), (64, 21));
+        assert!(decode_data2d(&v[..700]).is_err());
+    }
+}

@@ -1,0 +1,269 @@
+//! Top-down maps of a world's dimension (0 Overworld, 1 Nether, 2 End).
+//!
+//! Chunks are indexed from their Version (0x2C) or LegacyVersion (0x76) records. Each chunk
+//! costs one record read for its surface: Data3D, else Data2D, else Data2DLegacy, else
+//! LegacyTerrain. Columns are coloured by biome (LegacyTerrain: by top block, grass by its
+//! stored grass colour) and shaded by the height difference with the column to the north
+//! (z - 1): higher is lighter. Pixels with nothing to show stay transparent (alpha 0); every
+//! drawn pixel is opaque.
+//!
+//! Bounds: the image is refused above `MapOptions::max_pixels`; a chunk whose record does not
+//! decode is counted in `chunks_failed` and left transparent; storage errors abort the map.
+//! For zoomed views, `surface_tile` decodes a chunk's subchunks from the top down for real
+//! block colours.
+
+use super::chunk::{decode_data2d, decode_data2d_legacy, decode_data3d};
+use super::colours::{biome_colour, block_colour, legacy_block_colour, shade};
+use super::keys::{self, chunk_key, chunk_prefix, TAG_SUBCHUNK};
+use super::legacy::decode_legacy_terrain;
+use super::subchunk::decode_subchunk;
+use crate::error::{Error, Result};
+use crate::{Db, ReadOptions};
+
+/// What to draw.
+#[derive(Clone, Debug)]
+pub struct MapOptions {
+    pub dimension: i32,
+    /// Pixels per chunk side: 16 (one per block), 8, 4, 2 or 1. Default 16.
+    pub pixels_per_chunk: u32,
+    /// Largest image accepted (width × height). Default 64 Mi pixels.
+    pub max_pixels: u64,
+}
+
+impl Default for MapOptions {
+    fn default() -> Self {
+        MapOptions {
+            dimension: 0,
+            pixels_per_chunk: 16,
+            max_pixels: 64 << 20,
+        }
+    }
+}
+
+/// An RGBA image, row-major from the north-west corner, and what went into it.
+#[derive(Clone, Debug)]
+pub struct MapImage {
+    pub width: u32,
+    pub height: u32,
+    pub rgba: Vec<u8>,
+    /// Chunk coordinates of the top-left pixel.
+    pub min_chunk: (i32, i32),
+    pub pixels_per_chunk: u32,
+    /// Chunks with a Version record in this dimension.
+    pub chunks_indexed: u64,
+    /// Chunks whose surface record decoded and was drawn.
+    pub chunks_drawn: u64,
+    /// Chunks with a surface record that did not decode.
+    pub chunks_failed: u64,
+    /// Chunks with no surface record at all.
+    pub chunks_without_surface: u64,
+}
+
+impl MapImage {
+    /// Pixels with alpha > 0.
+    pub fn opaque_pixels(&self) -> u64 {
+        self.rgba.chunks_exact(4).filter(|p| p[3] != 0).count() as u64
+    }
+
+    /// The image as PNG bytes.
+    pub fn to_png(&self) -> Result<Vec<u8>> {
+        encode_png(self.width, self.height, &self.rgba)
+    }
+}
+
+/// Encodes RGBA8 pixels as PNG.
+pub fn encode_png(width: u32, height: u32, rgba: &[u8]) -> Result<Vec<u8>> {
+    let fail = |e: png::EncodingError| Error::invalid_argument(format!("png: {e}"));
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, width, height);
+    enc.set_color(png::ColorType::Rgba);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut w = enc.write_header().map_err(fail)?;
+    w.write_image_data(rgba).map_err(fail)?;
+    w.finish().map_err(fail)?;
+    Ok(out)
+}
+
+/// One chunk's columns (`z*16 + x`): height and colour, `None` where nothing is drawn.
+pub type Columns = [Option<(i32, [u8; 3])>; 256];
+
+/// Reads one chunk's surface record and colours its columns. `Ok(None)` when the chunk has no
+/// surface record; `Err` when a record does not decode or the read fails.
+pub fn chunk_columns(db: &Db, dimension: i32, x: i32, z: i32) -> Result<Option<Columns>> {
+    let ro = ReadOptions::default();
+    let get = |tag| db.get(&ro, &chunk_key(x, z, dimension, tag, None));
+    let mut cols: Columns = [None; 256];
+    let surface = if let Some(v) = get(keys::TAG_DATA3D)? {
+        decode_data3d(&v)?
+    } else if let Some(v) = get(keys::TAG_DATA2D)? {
+        decode_data2d(&v)?
+    } else if let Some(v) = get(keys::TAG_DATA2D_LEGACY)? {
+        decode_data2d_legacy(&v)?
+    } else if let Some(v) = get(keys::TAG_LEGACY_TERRAIN)? {
+        let s = decode_legacy_terrain(&v)?;
+        for (i, col) in cols.iter_mut().enumerate() {
+            *col = s.tops[i].map(|t| {
+                let c = if t.id == 2 {
+                    s.grass[i]
+                } else {
+                    legacy_block_colour(t.id)
+                };
+                (t.y as i32 + 1, c)
+            });
+        }
+        return Ok(Some(cols));
+    } else {
+        return Ok(None);
+    };
+    for (i, col) in cols.iter_mut().enumerate() {
+        *col = Some((surface.heights[i] as i32, biome_colour(surface.biomes[i])));
+    }
+    Ok(Some(cols))
+}
+
+/// Draws a dimension.
+pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
+    let ppc = options.pixels_per_chunk;
+    if ![1, 2, 4, 8, 16].contains(&ppc) {
+        return Err(Error::invalid_argument(format!(
+            "pixels per chunk must be 1, 2, 4, 8 or 16, not {ppc}"
+        )));
+    }
+    let chunks = keys::chunk_positions(db, options.dimension)?;
+    let (mut min_x, mut min_z, mut max_x, mut max_z) = (i32::MAX, i32::MAX, i32::MIN, i32::MIN);
+    for &(x, z) in &chunks {
+        (min_x, min_z) = (min_x.min(x), min_z.min(z));
+        (max_x, max_z) = (max_x.max(x), max_z.max(z));
+    }
+    let (w_chunks, h_chunks) = if chunks.is_empty() {
+        (0, 0)
+    } else {
+        (
+            (max_x as i64 - min_x as i64 + 1) as u64,
+            (max_z as i64 - min_z as i64 + 1) as u64,
+        )
+    };
+    let (width, height) = (w_chunks * ppc as u64, h_chunks * ppc as u64);
+    if width.saturating_mul(height) > options.max_pixels {
+        return Err(Error::invalid_argument(format!(
+            "a {width}×{height} map exceeds {} pixels: use fewer pixels per chunk",
+            options.max_pixels
+        )));
+    }
+    let (width, height) = (width as usize, height as usize);
+    let mut grid: Vec<Option<(i32, [u8; 3])>> = vec![None; width * height];
+    let mut image = MapImage {
+        width: width as u32,
+        height: height as u32,
+        rgba: Vec::new(),
+        min_chunk: (min_x, min_z),
+        pixels_per_chunk: ppc,
+        chunks_indexed: chunks.len() as u64,
+        chunks_drawn: 0,
+        chunks_failed: 0,
+        chunks_without_surface: 0,
+    };
+    let step = (16 / ppc) as usize;
+    for &(x, z) in &chunks {
+        let cols = match chunk_columns(db, options.dimension, x, z) {
+            Ok(Some(c)) => c,
+            Ok(None) => {
+                image.chunks_without_surface += 1;
+                continue;
+            }
+            Err(e) if e.is_corruption() => {
+                image.chunks_failed += 1;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        image.chunks_drawn += 1;
+        let px0 = (x as i64 - min_x as i64) as usize * ppc as usize;
+        let pz0 = (z as i64 - min_z as i64) as usize * ppc as usize;
+        for pz in 0..ppc as usize {
+            for px in 0..ppc as usize {
+                grid[(pz0 + pz) * width + px0 + px] = cols[pz * step * 16 + px * step];
+            }
+        }
+    }
+    image.rgba = vec![0u8; width * height * 4];
+    for (i, cell) in grid.iter().enumerate() {
+        let Some((h, colour)) = *cell else { continue };
+        let north = if i >= width { grid[i - width] } else { None };
+        let c = match north {
+            Some((hn, _)) => shade(colour, ((h - hn) * 12).clamp(-48, 48)),
+            None => colour,
+        };
+        image.rgba[i * 4..i * 4 + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
+    }
+    Ok(image)
+}
+
+/// The top non-air block of each column of a chunk (`z*16 + x`): absolute y and block name,
+/// from its SubChunkPrefix records read from the top down. Subchunks that do not decode are
+/// skipped.
+pub fn surface_blocks(
+    db: &Db,
+    dimension: i32,
+    x: i32,
+    z: i32,
+) -> Result<Vec<Option<(i32, String)>>> {
+    let mut prefix = chunk_prefix(x, z, dimension);
+    prefix.push(TAG_SUBCHUNK);
+    let mut subchunks = Vec::new();
+    let mut it = db.iter(&ReadOptions::default());
+    it.seek(&prefix);
+    while it.valid() && it.key().starts_with(&prefix) {
+        if it.key().len() == prefix.len() + 1 {
+            subchunks.push((it.key()[prefix.len()] as i8, it.value().to_vec()));
+        }
+        it.next();
+    }
+    it.status()?;
+    subchunks.sort_by_key(|(y, _)| std::cmp::Reverse(*y));
+    let mut out: Vec<Option<(i32, String)>> = vec![None; 256];
+    let mut left = 256;
+    for (sy, value) in subchunks {
+        let Ok(sub) = decode_subchunk(&value) else {
+            continue;
+        };
+        let Some(layer) = sub.layers.first() else {
+            continue;
+        };
+        for (col, slot) in out.iter_mut().enumerate() {
+            if slot.is_some() {
+                continue;
+            }
+            let (bx, bz) = (col % 16, col / 16);
+            if let Some(y) = (0..16).rev().find(|&y| !layer.block(bx, y, bz).is_air()) {
+                *slot = Some((
+                    sy as i32 * 16 + y as i32,
+                    layer.block(bx, y, bz).name.clone(),
+                ));
+                left -= 1;
+            }
+        }
+        if left == 0 {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// A 16×16 RGBA tile of a chunk's top blocks, shaded by height within the chunk; `None` when
+/// the chunk has no block data.
+pub fn surface_tile(db: &Db, dimension: i32, x: i32, z: i32) -> Result<Option<Vec<u8>>> {
+    let tops = surface_blocks(db, dimension, x, z)?;
+    if tops.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    let mut rgba = vec![0u8; 1024];
+    for (i, top) in tops.iter().enumerate() {
+        let Some((y, name)) = top else { continue };
+        let north = if i >= 16 { tops[i - 16].as_ref() } else { None };
+        let delta = north.map_or(0, |(yn, _)| ((y - yn) * 12).clamp(-48, 48));
+        let c = shade(block_colour(name), delta);
+        rgba[i * 4..i * 4 + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
+    }
+    Ok(Some(rgba))
+}
