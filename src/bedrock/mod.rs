@@ -13,10 +13,10 @@ pub mod keys;
 pub mod legacy;
 pub mod level_dat;
 pub mod map;
-// pub mod mcworld;
+pub mod mcworld;
 pub mod nbt;
 pub mod subchunk;
-// pub mod synth;
+pub mod synth;
 
 use std::sync::Arc;
 

@@ -6,6 +6,7 @@
 mod args;
 mod bench;
 mod commands;
+mod world;
 
 use std::process::ExitCode;
 
@@ -26,11 +27,19 @@ commands:
   repair DB_DIR               rebuild the MANIFEST from the tables and logs found
   bench [--benchmarks=a,b] [--num=N] [--threads=N] [--json] ...
                               Google's db_bench workloads, flags and output format
+  world info WORLD            Bedrock world: level.dat, key kinds, chunks per dimension
+  world map WORLD --out F.png [--dimension N] [--scale PIXELS_PER_CHUNK]
+                              top-down map (biome colours, height shading) as PNG
+  world chunks WORLD [--dimension N]
+                              number of chunks having a Version record
+  gen-world OUT_DIR [--chunks-x N] [--chunks-z N] [--seed S]
+                              write a deterministic synthetic Bedrock world
 
 write options: --profile bedrock|google (default: bedrock for a world folder, else google),
                --compression none|snappy|zlib|zlib-raw, --sync
 
-DB_DIR may be a LevelDB folder or a Bedrock world folder holding level.dat and db/.";
+DB_DIR may be a LevelDB folder or a Bedrock world folder holding level.dat and db/;
+WORLD may also be a .mcworld file (unpacked into memory).";
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -49,6 +58,8 @@ fn main() -> ExitCode {
         "compact" => commands::compact(rest),
         "repair" => commands::repair(rest),
         "bench" => bench::bench(rest),
+        "world" => world::world(rest),
+        "gen-world" => world::gen_world(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
