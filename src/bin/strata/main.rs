@@ -10,6 +10,25 @@ mod world;
 
 use std::process::ExitCode;
 
+/// A scan allocates each decoded block on a readahead worker and frees it on the reading
+/// thread. glibc's malloc then trims the worker's arena on nearly every free and the pages
+/// fault straight back in (sys time 0.7 s → 2.2 s on the 1 GB world), and blocks over its
+/// dynamic mmap threshold are mapped and unmapped one by one. Raising both thresholds keeps
+/// freed blocks for reuse: sys time back to 0.4–0.7 s, peak RSS ~33 MB (mimalloc, tried
+/// instead, kept 100+ MB).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn tune_malloc() {
+    // SAFETY: mallopt only sets allocator parameters; called before any other thread exists.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn tune_malloc() {}
+
 const USAGE: &str = "\
 usage: strata <command> [options]
 
@@ -42,6 +61,7 @@ DB_DIR may be a LevelDB folder or a Bedrock world folder holding level.dat and d
 WORLD may also be a .mcworld file (unpacked into memory).";
 
 fn main() -> ExitCode {
+    tune_malloc();
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let Some((command, rest)) = argv.split_first() else {
         eprintln!("{USAGE}");
