@@ -204,8 +204,15 @@ impl DbInner {
                 Ok(f) => f,
                 Err(e) => return (st, Err(e)),
             };
+            // A synced write to the new log is lost if the log's folder entry is not durable.
+            if let Err(e) = self.storage.sync_dir(&self.dir) {
+                return (st, Err(e));
+            }
+            // Sync the old log's tail: a later synced write in the new log must not survive a
+            // crash that loses earlier acknowledged writes (recovery must yield a prefix).
             if let Some(mut old) = st.log.take() {
-                if let Err(e) = old.flush() {
+                if let Err(e) = old.sync() {
+                    st.log = Some(old);
                     return (st, Err(e));
                 }
             }

@@ -74,6 +74,15 @@ impl OpKind {
     }
 }
 
+/// One counted operation, as journaled by [`FaultStorage::record_ops`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Op {
+    pub kind: OpKind,
+    pub path: String,
+    /// Bytes of an append (0 for other kinds).
+    pub len: usize,
+}
+
 /// Operations counted so far, per kind.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OpCounts([u64; KINDS]);
@@ -107,6 +116,7 @@ struct State {
     crash_at: Option<(u64, Option<usize>)>,
     crashed: bool,
     space: Option<u64>,
+    journal: Option<Vec<Op>>,
     next_inode: u64,
     inodes: HashMap<u64, Inode>,
     /// Path → inode, for every file of a known folder.
@@ -138,11 +148,18 @@ fn crash_error(path: &str) -> Error {
 impl Shared {
     /// Counts one operation and decides whether it may run. `Ok(Some(k))`: a torn append
     /// keeping `k` bytes.
-    fn admit(&self, st: &mut State, kind: OpKind, path: &str) -> Result<Option<usize>> {
+    fn admit(&self, st: &mut State, kind: OpKind, path: &str, len: usize) -> Result<Option<usize>> {
         if st.crashed {
             return Err(crash_error(path));
         }
         st.counts.0[kind.index()] += 1;
+        if let Some(journal) = st.journal.as_mut() {
+            journal.push(Op {
+                kind,
+                path: path.to_string(),
+                len,
+            });
+        }
         let n = st.counts.0[kind.index()];
         if let Some((at, tear)) = st.crash_at {
             if st.counts.total() == at {
@@ -254,6 +271,16 @@ impl FaultStorage {
         self.state().crash_at = Some((n, tear));
     }
 
+    /// Starts journaling every counted operation (for choosing crash and tear points).
+    pub fn record_ops(&self) {
+        self.state().journal.get_or_insert_with(Vec::new);
+    }
+
+    /// The operations journaled since `record_ops`, in order.
+    pub fn ops(&self) -> Vec<Op> {
+        self.state().journal.clone().unwrap_or_default()
+    }
+
     /// Whether the simulated crash has happened.
     pub fn crashed(&self) -> bool {
         self.state().crashed
@@ -324,7 +351,7 @@ impl WritableFile for FaultWriter {
     fn append(&mut self, data: &[u8]) -> Result<()> {
         let shared = self.shared.clone();
         let mut st = shared.state.lock().unwrap();
-        let tear = shared.admit(&mut st, OpKind::Append, &self.path)?;
+        let tear = shared.admit(&mut st, OpKind::Append, &self.path, data.len())?;
         if let Some(keep) = tear {
             let keep = keep.min(data.len());
             let _ = self.inner.append(&data[..keep]);
@@ -362,7 +389,7 @@ impl WritableFile for FaultWriter {
     fn sync(&mut self) -> Result<()> {
         let shared = self.shared.clone();
         let mut st = shared.state.lock().unwrap();
-        shared.admit(&mut st, OpKind::Sync, &self.path)?;
+        shared.admit(&mut st, OpKind::Sync, &self.path, 0)?;
         self.inner.sync()?;
         if let Some(inode) = st.inodes.get_mut(&self.inode) {
             inode.durable = inode.len;
@@ -376,7 +403,7 @@ impl FaultStorage {
         let shared = &self.shared;
         let mut st = shared.state.lock().unwrap();
         shared.know_dir(&mut st, parent(path));
-        shared.admit(&mut st, OpKind::Create, path)?;
+        shared.admit(&mut st, OpKind::Create, path, 0)?;
         let existing = st.live.get(path).copied();
         let inner = if truncate {
             shared.inner.create(path)?
@@ -428,7 +455,7 @@ impl Storage for FaultStorage {
         let shared = &self.shared;
         let mut st = shared.state.lock().unwrap();
         shared.know_dir(&mut st, parent(path));
-        shared.admit(&mut st, OpKind::Remove, path)?;
+        shared.admit(&mut st, OpKind::Remove, path, 0)?;
         // Keep the durable bytes before the file is gone.
         if shared.inner.exists(path) {
             shared.unlink(&mut st, path);
@@ -441,7 +468,7 @@ impl Storage for FaultStorage {
         let mut st = shared.state.lock().unwrap();
         shared.know_dir(&mut st, parent(from));
         shared.know_dir(&mut st, parent(to));
-        shared.admit(&mut st, OpKind::Rename, from)?;
+        shared.admit(&mut st, OpKind::Rename, from, 0)?;
         if !shared.inner.exists(from) {
             return shared.inner.rename(from, to);
         }
@@ -478,7 +505,7 @@ impl Storage for FaultStorage {
         let shared = &self.shared;
         let mut st = shared.state.lock().unwrap();
         shared.know_dir(&mut st, dir);
-        shared.admit(&mut st, OpKind::SyncDir, dir)?;
+        shared.admit(&mut st, OpKind::SyncDir, dir, 0)?;
         shared.inner.sync_dir(dir)?;
         let entries: BTreeMap<String, u64> = st
             .live

@@ -21,7 +21,7 @@ mod fs;
 pub mod js_host;
 mod mem;
 
-pub use fault::{DirPolicy, FaultStorage, OpCounts, OpKind};
+pub use fault::{DirPolicy, FaultStorage, Op, OpCounts, OpKind};
 #[cfg(not(target_arch = "wasm32"))]
 pub use fs::FsStorage;
 pub use mem::MemStorage;

@@ -293,8 +293,13 @@ impl VersionSet {
             self.manifest = Some(w);
         }
         let w = self.manifest.as_mut().expect("opened above");
-        let result = w
-            .add_record(&edit.encode())
+        // The folder entries of the tables (and log) this edit names must be durable before
+        // the edit is (LevelDB syncs the folder when it syncs a MANIFEST): otherwise a crash
+        // can leave a MANIFEST naming a table whose entry was lost.
+        let result = self
+            .storage
+            .sync_dir(&self.dir)
+            .and_then(|_| w.add_record(&edit.encode()))
             .and_then(|_| w.sync())
             .and_then(|_| match &new_manifest_path {
                 Some(_) => super::filename::set_current_file(
