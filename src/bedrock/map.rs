@@ -135,14 +135,14 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
         (min_x, min_z) = (min_x.min(x), min_z.min(z));
         (max_x, max_z) = (max_x.max(x), max_z.max(z));
     }
-    let (w_chunks, h_chunks) = if chunks.is_empty() {
-        (0, 0)
-    } else {
-        (
-            (max_x as i64 - min_x as i64 + 1) as u64,
-            (max_z as i64 - min_z as i64 + 1) as u64,
-        )
-    };
+    if chunks.is_empty() {
+        return Err(Error::not_found(format!(
+            "dimension {} has no chunks",
+            options.dimension
+        )));
+    }
+    let w_chunks = (max_x as i64 - min_x as i64 + 1) as u64;
+    let h_chunks = (max_z as i64 - min_z as i64 + 1) as u64;
     let (width, height) = (w_chunks * ppc as u64, h_chunks * ppc as u64);
     if width.saturating_mul(height) > options.max_pixels {
         return Err(Error::invalid_argument(format!(
@@ -151,11 +151,13 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
         )));
     }
     let (width, height) = (width as usize, height as usize);
-    let mut grid: Vec<Option<(i32, [u8; 3])>> = vec![None; width * height];
+    // Heights of drawn pixels (NO_HEIGHT elsewhere); colours go straight into the image.
+    const NO_HEIGHT: i32 = i32::MIN;
+    let mut heights = vec![NO_HEIGHT; width * height];
     let mut image = MapImage {
         width: width as u32,
         height: height as u32,
-        rgba: Vec::new(),
+        rgba: vec![0u8; width * height * 4],
         min_chunk: (min_x, min_z),
         pixels_per_chunk: ppc,
         chunks_indexed: chunks.len() as u64,
@@ -182,19 +184,24 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
         let pz0 = (z as i64 - min_z as i64) as usize * ppc as usize;
         for pz in 0..ppc as usize {
             for px in 0..ppc as usize {
-                grid[(pz0 + pz) * width + px0 + px] = cols[pz * step * 16 + px * step];
+                if let Some((h, c)) = cols[pz * step * 16 + px * step] {
+                    let i = (pz0 + pz) * width + px0 + px;
+                    heights[i] = h;
+                    image.rgba[i * 4..i * 4 + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
+                }
             }
         }
     }
-    image.rgba = vec![0u8; width * height * 4];
-    for (i, cell) in grid.iter().enumerate() {
-        let Some((h, colour)) = *cell else { continue };
-        let north = if i >= width { grid[i - width] } else { None };
-        let c = match north {
-            Some((hn, _)) => shade(colour, ((h - hn) * 12).clamp(-48, 48)),
-            None => colour,
-        };
-        image.rgba[i * 4..i * 4 + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
+    // Shade against the northern neighbour (the pixel row above).
+    for i in width..width * height {
+        let (h, hn) = (heights[i], heights[i - width]);
+        if h == NO_HEIGHT || hn == NO_HEIGHT {
+            continue;
+        }
+        let delta = (h.saturating_sub(hn)).saturating_mul(12).clamp(-48, 48);
+        let px = &mut image.rgba[i * 4..i * 4 + 3];
+        let c = shade([px[0], px[1], px[2]], delta);
+        px.copy_from_slice(&c);
     }
     Ok(image)
 }

@@ -8,11 +8,13 @@
 //! Hostile archives give errors, never unbounded work: names with `..`, absolute paths,
 //! backslashes, drive letters or NUL are refused; the entry count is checked from the
 //! end-of-central-directory record before the directory is parsed; every entry is inflated in
-//! 64 KiB steps and its real size counted while inflating (header sizes are not trusted):
-//! per-entry, total and compression-ratio limits stop a zip bomb after at most one step past
-//! the limit.
+//! 64 KiB steps and its real size counted while inflating (header sizes are not trusted);
+//! the compressed bytes actually consumed are counted at the reader, so the per-entry, total
+//! and compression-ratio limits stop a zip bomb within one step of crossing a limit.
 
-use std::io::{Cursor, Read};
+use std::io::{Cursor, Read, Seek, SeekFrom};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::storage::{self, Storage};
@@ -26,8 +28,9 @@ pub struct ImportLimits {
     pub max_entry_bytes: u64,
     /// Largest inflated total. Default 2 GiB.
     pub max_total_bytes: u64,
-    /// Largest inflated/compressed ratio of an entry, checked once it passes 1 MiB inflated.
-    /// Default 200 (LevelDB tables are already compressed; a zip of zeros is ~1000).
+    /// Largest ratio of inflated bytes to compressed bytes consumed so far in an entry,
+    /// checked once it passes 1 MiB inflated. Default 200 (LevelDB tables are already
+    /// compressed; a zip of zeros is ~1000).
     pub max_ratio: u64,
 }
 
@@ -49,6 +52,26 @@ pub struct ImportReport {
     pub root_in_zip: String,
     pub files: u64,
     pub bytes: u64,
+}
+
+/// The archive's bytes, counting what the inflater has consumed.
+struct Counting<'a> {
+    inner: Cursor<&'a [u8]>,
+    consumed: Arc<AtomicU64>,
+}
+
+impl Read for Counting<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.consumed.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+impl Seek for Counting<'_> {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.inner.seek(pos)
+    }
 }
 
 fn refuse(msg: impl Into<String>) -> Error {
@@ -124,7 +147,12 @@ pub fn import(
             )));
         }
     }
-    let mut archive = zip::ZipArchive::new(Cursor::new(zip)).map_err(zip_err)?;
+    let consumed = Arc::new(AtomicU64::new(0));
+    let reader = Counting {
+        inner: Cursor::new(zip),
+        consumed: consumed.clone(),
+    };
+    let mut archive = zip::ZipArchive::new(reader).map_err(zip_err)?;
     if archive.len() > limits.max_entries {
         return Err(refuse(format!(
             "{} entries (limit {})",
@@ -168,7 +196,7 @@ pub fn import(
         if let Some((dir, _)) = path.rsplit_once('/') {
             storage.create_dir_all(dir)?;
         }
-        let compressed = file.compressed_size().max(1);
+        let start = consumed.load(Ordering::Relaxed);
         let mut out = storage.create(&path)?;
         let mut written = 0u64;
         loop {
@@ -192,6 +220,7 @@ pub fn import(
                     limits.max_total_bytes
                 )));
             }
+            let compressed = (consumed.load(Ordering::Relaxed) - start).max(1);
             if written > 1 << 20 && written / compressed > limits.max_ratio {
                 return Err(refuse(format!(
                     "{name} inflates more than {}× its compressed size",
