@@ -190,6 +190,11 @@ impl DbInner {
         // The input Version must be released first, or its files count as live.
         drop(c);
         drop(version);
+        // After a failed install the MANIFEST may still hold the edit naming the outputs:
+        // record the error first so that nothing is deleted (as LevelDB does).
+        if let Err(e) = &result {
+            st.bg_error.get_or_insert_with(|| e.clone());
+        }
         self.delete_obsolete_files(&mut st);
         (st, result)
     }

@@ -212,7 +212,9 @@ impl DbInner {
             // crash that loses earlier acknowledged writes (recovery must yield a prefix).
             if let Some(mut old) = st.log.take() {
                 if let Err(e) = old.sync() {
+                    // Sticky: a failed fsync may not fail again when retried.
                     st.log = Some(old);
+                    st.bg_error = Some(e.clone());
                     return (st, Err(e));
                 }
             }

@@ -84,6 +84,16 @@ pub fn set_current_file(storage: &dyn Storage, dir: &str, number: u64) -> Result
     storage.sync_dir(dir)
 }
 
+/// Removes a MANIFEST whose installation failed, unless `CURRENT` already names it (the
+/// rename happened and only the folder sync after it failed): then it is the live MANIFEST.
+pub fn remove_uninstalled_manifest(storage: &dyn Storage, dir: &str, number: u64) {
+    let path = descriptor_file_name(dir, number);
+    if read_current_file(storage, dir).is_ok_and(|name| name == crate::storage::base_name(&path)) {
+        return;
+    }
+    let _ = storage.remove(&path);
+}
+
 /// Reads `CURRENT` and returns the MANIFEST file name it names. Accepts `\n` and `\r\n`.
 pub fn read_current_file(storage: &dyn Storage, dir: &str) -> Result<String> {
     let path = current_file_name(dir);

@@ -214,7 +214,7 @@ impl VersionSet {
             super::filename::set_current_file(storage, dir, 1)
         })();
         if result.is_err() {
-            let _ = storage.remove(&path);
+            super::filename::remove_uninstalled_manifest(storage, dir, 1);
         }
         result
     }
@@ -311,8 +311,12 @@ impl VersionSet {
             });
         if let Err(e) = result {
             self.manifest = None;
-            if let Some(p) = new_manifest_path {
-                let _ = self.storage.remove(&p);
+            if new_manifest_path.is_some() {
+                super::filename::remove_uninstalled_manifest(
+                    &*self.storage,
+                    &self.dir,
+                    self.manifest_file_number,
+                );
             }
             return Err(e);
         }
