@@ -39,8 +39,9 @@ pub struct Options {
     /// Open without writing anything to the folder: no LOCK file created, no log replayed
     /// into a table, no MANIFEST written. Writes fail with `NotSupported`. Default: false.
     pub read_only: bool,
-    /// Treat any damage found while opening (a corrupt log record, a bad MANIFEST entry) as a
-    /// hard error instead of skipping past it. Default: false.
+    /// Check every block of every live table at open (what `Db::verify` does) and refuse to
+    /// open on any damage. (Damage in the logs, the MANIFEST or CURRENT is always refused.)
+    /// Default: false.
     pub paranoid_checks: bool,
     /// Dialect for writing. Default: `Profile::Google`.
     pub profile: Profile,

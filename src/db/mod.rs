@@ -192,6 +192,10 @@ impl Db {
             #[cfg(not(target_arch = "wasm32"))]
             bg_thread: Mutex::new(None),
         };
+        if db.inner.options.paranoid_checks {
+            // Every block of every live table, before anything is written.
+            db.verify()?;
+        }
         #[cfg(not(target_arch = "wasm32"))]
         if db.inner.options.background_thread && !db.inner.options.read_only {
             let inner = db.inner.clone();

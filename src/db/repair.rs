@@ -11,12 +11,13 @@
 //!
 //! Nothing readable is lost; what was not readable is counted in the report.
 
+use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::cache::Cache;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
-use crate::key::parse_internal_key;
+use crate::key::{compare_internal_keys, parse_internal_key};
 use crate::log;
 use crate::memtable::MemTable;
 use crate::options::{Options, ReadOptions};
@@ -153,6 +154,13 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
                     it.seek_to_first();
                     while it.valid() {
                         if let Some(p) = parse_internal_key(it.key()) {
+                            // Blocks out of order (swapped): intact entries, but the table
+                            // must be rewritten sorted.
+                            if kept.last().is_some_and(|(last, _)| {
+                                compare_internal_keys(last, it.key()) != Ordering::Less
+                            }) {
+                                damaged = true;
+                            }
                             if entries == 0 {
                                 smallest = it.key().to_vec();
                             }
@@ -173,6 +181,9 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
             index.next();
         }
         damaged |= index.status().is_err();
+        // A damaged filter or metaindex costs no entries, but the table is rewritten.
+        damaged |=
+            super::inspect::check_meta_blocks(&*storage, &path, options.max_block_size).is_err();
         if damaged {
             // Keep what could be read: copy the intact entries into a new table.
             table_cache.evict(number);
@@ -181,6 +192,11 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
             if kept.is_empty() {
                 continue;
             }
+            kept.sort_by(|a, b| compare_internal_keys(&a.0, &b.0));
+            kept.dedup_by(|a, b| a.0 == b.0);
+            entries = kept.len() as u64;
+            smallest.clone_from(&kept[0].0);
+            largest.clone_from(&kept[kept.len() - 1].0);
             let n = next_number;
             next_number += 1;
             let out = storage.create(&filename::table_file_name(dir, n))?;
