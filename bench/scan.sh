@@ -15,14 +15,16 @@
 # 2. Builds target/release/strata (cargo build --release; a no-op when up to date).
 #    --no-build uses the binary already there (recorded as such in the results).
 #    --prepare stops here: the world exists and strata is built (scripts/start.sh uses it).
-# 3. Times `strata scan --json WORLD` (wall time around the process) and
-#    `python3 bench/mojang_scan.py WORLD/db` (open + iterate inside Python, on a fresh copy made
-#    outside the timing: LevelDB writes to any folder it opens), best of R runs (default 3).
-#    Then one more run of each under /usr/bin/time -v for peak RSS and CPU use.
-# 4. Fails (exit 1) unless both engines give identical entries/key_bytes/value_bytes/crc32c
-#    (and the generator's own figures, when its log has them). Prints a table and writes
-#    bench/results/scan-<UTC date>-<world>.json.
-# Needs what scripts/setup.sh installs (amulet-leveldb, crc32c, GNU time).
+# 3. Times every engine, best of R runs (default 3): Strata native on every core and on one
+#    thread, Strata wasm in Node, Mojang's LevelDB (amulet-leveldb, open + iterate inside
+#    Python on a fresh copy made outside the timing, plus Python's own loop cost) and
+#    rusty-leveldb (bench/rusty). Then one more run of each under /usr/bin/time -v for peak RSS
+#    and CPU use, and the inflate floor (bench/inflate: every compressed block, one core).
+# 4. Fails (exit 1) unless every engine gives identical entries/key_bytes/value_bytes/crc32c
+#    (and the generator's own figures, when its log has them). Prints a table (bench/
+#    scan_report.py) and writes bench/results/scan-<UTC date>-<world>.json.
+# Needs what scripts/setup.sh installs (amulet-leveldb, crc32c, GNU time, the wasm toolchain);
+# installs matplotlib (for the chart) when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -159,14 +161,30 @@ if [ "$PREPARE" = 1 ]; then
 fi
 
 # ---------------------------------------------------------------------------------------------
-# 3. Timing. Each run's JSON line goes to $SCAN_TMP/<engine>.<run>.json; "seconds" is added for Strata.
+# 3. Timing. Engines, each printing one JSON line with the four figures and "seconds":
+#   strata        native CLI, readahead on every core (process wall time)
+#   strata_1t     native CLI, --readahead-threads 0: one thread decodes everything
+#   strata_wasm   the npm package in Node (wasm, one thread; bench/node/scan.mjs: open + scan)
+#   mojang        Mojang's LevelDB via amulet-leveldb, open + iterate inside Python, on a copy;
+#                 with --python-loop: Python's own loop cost over in-memory entries
+#   rusty         rusty-leveldb 4 (bench/rusty, Mojang's codecs registered), on a hard-linked copy
+# Each engine runs R times (best counts), then once more under /usr/bin/time -v (peak RSS, CPU).
+# Then the physical limit: bench/inflate decodes every compressed data block once per decoder
+# on one core (zlib-rs is what Strata ships natively); floor = that time / cores.
+[ -f js/dist/node.js ] || bash scripts/build-wasm.sh >/dev/null
+"$PY" -c 'import matplotlib' 2>/dev/null ||
+  "$PY" -m pip install --disable-pip-version-check -q matplotlib  # the results chart only
+cargo build --release --quiet --manifest-path bench/rusty/Cargo.toml
+cargo build --release --quiet --manifest-path bench/inflate/Cargo.toml
+RUSTY=bench/rusty/target/release/strata-rusty-scan
+INFLATE=bench/inflate/target/release/strata-inflate-bench
+ENGINES="strata strata_1t strata_wasm mojang rusty"
+
 now_ns() { date +%s%N; }
-run_strata() {  # $1 = output file
-  local t0 t1
-  t0=$(now_ns)
-  "$STRATA" scan --json "$WORLD" >"$1.raw"
-  t1=$(now_ns)
-  "$PY" - "$1.raw" "$t0" "$t1" >"$1" <<'PY'
+with_seconds() {  # $1 = output file; runs the rest, adds the wall time as "seconds"
+  local out=$1 t0 t1; shift
+  t0=$(now_ns); "$@" >"$out.raw"; t1=$(now_ns)
+  "$PY" - "$out.raw" "$t0" "$t1" >"$out" <<'PY'
 import json, sys
 raw, t0, t1 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 with open(raw) as f:
@@ -175,34 +193,60 @@ d["seconds"] = round((t1 - t0) / 1e9, 4)
 print(json.dumps(d, separators=(",", ":")))
 PY
 }
-run_mojang() {  # $1 = output file; the temporary copy of db/ goes into the cache folder
-  "$PY" bench/mojang_scan.py "$DB" --tmp "$CACHE" >"$1"
+writer_copy() {  # a copy LevelDB may write to: tables hard-linked (never rewritten in place)
+  rm -rf "$SCAN_TMP/copy"; mkdir -p "$SCAN_TMP/copy"
+  for f in "$DB"/*; do
+    case "$f" in
+      */LOCK) ;;
+      *.ldb|*.sst) ln "$f" "$SCAN_TMP/copy/" 2>/dev/null || cp "$f" "$SCAN_TMP/copy/" ;;
+      *) cp "$f" "$SCAN_TMP/copy/" ;;
+    esac
+  done
 }
-resources() {  # $@ = command; prints "PEAK_RSS_KIB CPU_PERCENT" (or "null null" without GNU time)
+engine_cmd() {  # $1 = engine; sets CMD to its command line
+  case "$1" in
+    strata) CMD=("$STRATA" scan --json "$WORLD") ;;
+    strata_1t) CMD=("$STRATA" scan --json --readahead-threads 0 "$WORLD") ;;
+    strata_wasm) CMD=(node bench/node/scan.mjs "$DB") ;;
+    mojang) CMD=("$PY" bench/mojang_scan.py "$DB" --tmp "$CACHE" --python-loop) ;;
+    rusty) writer_copy; CMD=("$RUSTY" "$SCAN_TMP/copy") ;;
+  esac
+}
+run_engine() {  # $1 = engine, $2 = output file
+  engine_cmd "$1"
+  case "$1" in
+    strata|strata_1t) with_seconds "$2" "${CMD[@]}" ;;
+    *) "${CMD[@]}" >"$2" ;;
+  esac
+}
+resources() {  # $1 = engine; prints "PEAK_RSS_KIB CPU_PERCENT" (or "null null" without GNU time)
+  engine_cmd "$1"
   if [ -x /usr/bin/time ]; then
-    /usr/bin/time -v -o "$SCAN_TMP/time.txt" "$@" >/dev/null
+    /usr/bin/time -v -o "$SCAN_TMP/time.txt" "${CMD[@]}" >/dev/null
     awk -F': ' '/Maximum resident set size/ { rss = $2 }
                 /Percent of CPU this job got/ { cpu = $2; sub(/%/, "", cpu) }
                 END { print rss, cpu }' "$SCAN_TMP/time.txt"
   else
-    "$@" >/dev/null
+    "${CMD[@]}" >/dev/null
     echo null null
   fi
 }
 
 say "world $NAME: db/ $DB_FILES files, $(awk -v b="$DB_BYTES" 'BEGIN { printf "%.1f MB", b / 1e6 }') on disk; $RUNS runs per engine, best wall time counts"
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
-for engine in strata mojang; do
+for engine in $ENGINES; do
   for i in $(seq 1 "$RUNS"); do
-    "run_$engine" "$SCAN_TMP/$engine.$i.json"
-    printf '[scan]   %-6s run %d: %s\n' "$engine" "$i" "$(cat "$SCAN_TMP/$engine.$i.json")"
+    run_engine "$engine" "$SCAN_TMP/$engine.$i.json"
+    printf '[scan]   %-11s run %d: %s\n' "$engine" "$i" "$(cat "$SCAN_TMP/$engine.$i.json")"
   done
 done
 say "peak RSS and CPU use (one more run of each under /usr/bin/time -v)"
-usage_strata=$(resources "$STRATA" scan --json "$WORLD")
-usage_mojang=$(resources "$PY" bench/mojang_scan.py "$DB" --tmp "$CACHE")
-read -r RSS_STRATA CPU_STRATA <<<"$usage_strata"
-read -r RSS_MOJANG CPU_MOJANG <<<"$usage_mojang"
+for engine in $ENGINES; do
+  resources "$engine" >"$SCAN_TMP/$engine.usage"
+done
+say "inflate floor: every compressed data block, each decoder, one core (bench/inflate)"
+"$INFLATE" "$DB" --passes 1 --json >"$SCAN_TMP/inflate.json"
+"$INFLATE" "$DB" --passes 1 | sed 's/^/[scan]   /'
 
 # ---------------------------------------------------------------------------------------------
 # 4. Check, report, record.
@@ -211,103 +255,10 @@ RESULT=bench/results/scan-$(date -u +%F)-$NAME.json
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -n "$(git status --porcelain -- src Cargo.toml Cargo.lock 2>/dev/null)" ] && COMMIT="$COMMIT+dirty"
 CPU=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+WASM_BYTES=$(stat -c %s js/wasm/strata_bg.wasm 2>/dev/null || echo 0)
+WASM_GZ=$(gzip -9c js/wasm/strata_bg.wasm 2>/dev/null | wc -c)
+OPEN_SECONDS=$("$STRATA" scan --json --timing "$WORLD" 2>&1 >/dev/null | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["open_seconds"])')
 
-export SCAN_TMP RUNS RESULT NAME WORLD DB_BYTES DB_FILES COMMIT CPU BUILT LOAD_BEFORE RSS_STRATA RSS_MOJANG CPU_STRATA CPU_MOJANG
-export GEN_LOG GEN_ARGS=${GEN_ARGS:-}
-"$PY" - <<'PY'
-import json, os, platform, sys, time
-E = os.environ
-tmp, runs, result = E["SCAN_TMP"], int(E["RUNS"]), E["RESULT"]
-FIG = ("entries", "key_bytes", "value_bytes", "crc32c")
-
-
-def load(engine):
-    out = []
-    for i in range(1, runs + 1):
-        with open(os.path.join(tmp, "%s.%d.json" % (engine, i))) as f:
-            out.append(json.loads(f.read()))
-    return out
-
-res = {"strata": load("strata"), "mojang": load("mojang")}
-figures = {}
-bad = []
-for engine, rs in res.items():
-    for r in rs:
-        fig = {k: r[k] for k in FIG}
-        figures.setdefault(engine, fig)
-        if fig != figures[engine]:
-            bad.append("%s gave different figures in different runs: %s vs %s" % (engine, fig, figures[engine]))
-if figures["strata"] != figures["mojang"]:
-    bad.append("figures differ: strata %s, mojang %s" % (figures["strata"], figures["mojang"]))
-
-expected = None
-gen_log = E["GEN_LOG"]
-if gen_log and os.path.exists(gen_log):
-    for line in open(gen_log):
-        if line.startswith("verify: "):
-            kv = dict(w.split("=", 1) for w in line.split()[1:] if "=" in w)
-            if "crc32c" in kv:
-                expected = {k: int(kv[k]) for k in FIG}
-    if expected and expected != figures["mojang"]:
-        bad.append("figures differ from the generator's: generator %s, engines %s" % (expected, figures["mojang"]))
-
-if bad:
-    for b in bad:
-        print("bench/scan: MISMATCH: " + b, file=sys.stderr)
-    sys.exit(1)
-
-fig = figures["strata"]
-raw_mb = (fig["key_bytes"] + fig["value_bytes"]) / 1e6
-def num(var):
-    return int(E[var]) if E.get(var, "").isdigit() else None
-
-
-rss = {"strata": num("RSS_STRATA"), "mojang": num("RSS_MOJANG")}
-cpu = {"strata": num("CPU_STRATA"), "mojang": num("CPU_MOJANG")}
-engines = {}
-for engine, label in (("strata", "Strata (native)"), ("mojang", "Mojang LevelDB (amulet-leveldb, Python)")):
-    secs = [r["seconds"] for r in res[engine]]
-    best = min(secs)
-    engines[engine] = {
-        "label": label,
-        "runs_seconds": secs,
-        "best_seconds": best,
-        "entries_per_s": round(fig["entries"] / best),
-        "mb_per_s": round(raw_mb / best, 1),
-        "peak_rss_kib": rss[engine],
-        "cpu_percent": cpu[engine],
-    }
-ratio = engines["mojang"]["best_seconds"] / engines["strata"]["best_seconds"]
-
-print()
-print("scan of %s: %d entries, %.1f MB of keys+values, crc32c %d (identical in both engines%s)"
-      % (E["NAME"], fig["entries"], raw_mb, fig["crc32c"],
-         " and the generator" if expected else ""))
-print("%-42s %9s %12s %9s %10s %6s" % ("engine", "seconds", "entries/s", "MB/s", "peak RSS", "CPU"))
-for e in engines.values():
-    r = "%.1f MiB" % (e["peak_rss_kib"] / 1024) if e["peak_rss_kib"] is not None else "n/a"
-    c = "%d%%" % e["cpu_percent"] if e["cpu_percent"] is not None else "n/a"
-    print("%-42s %9.3f %12s %9.1f %10s %6s" % (e["label"], e["best_seconds"],
-                                                format(e["entries_per_s"], ","), e["mb_per_s"], r, c))
-print("ratio Mojang/Strata (time): %.2fx" % ratio)
-
-record = {
-    "workload": "scan",
-    "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    "commit": E["COMMIT"],
-    "binary": E["BUILT"],
-    "machine": {"cpus": os.cpu_count(), "cpu": E["CPU"], "arch": platform.machine(),
-                "loadavg_before": E["LOAD_BEFORE"]},
-    "world": {"name": E["NAME"], "path": E["WORLD"], "db_bytes": int(E["DB_BYTES"]),
-              "db_files": int(E["DB_FILES"]), "generator_args": E["GEN_ARGS"] or None},
-    "expected_from_generator": expected is not None,
-    "figures": fig,
-    "runs": runs,
-    "engines": engines,
-    "ratio_mojang_over_strata": round(ratio, 3),
-}
-with open(result, "w") as f:
-    json.dump(record, f, indent=2)
-    f.write("\n")
-print("results: " + result)
-PY
+export SCAN_TMP RUNS RESULT NAME WORLD DB_BYTES DB_FILES COMMIT CPU BUILT LOAD_BEFORE ENGINES
+export GEN_LOG GEN_ARGS=${GEN_ARGS:-} WASM_BYTES WASM_GZ OPEN_SECONDS
+"$PY" bench/scan_report.py

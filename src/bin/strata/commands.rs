@@ -79,7 +79,7 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 pub fn scan(raw: &[String]) -> CliResult {
-    let args = Args::parse(raw, &["readahead-threads"], &["json"])?;
+    let args = Args::parse(raw, &["readahead-threads"], &["json", "timing"])?;
     let [path] = args.positionals(&["DB_DIR"])? else {
         unreachable!()
     };
@@ -89,8 +89,15 @@ pub fn scan(raw: &[String]) -> CliResult {
     }
     let start = Instant::now();
     let db = Db::open_path(&resolve_db_dir(path), options)?;
+    let opened = start.elapsed().as_secs_f64();
     let stats = db.scan()?;
     let secs = start.elapsed().as_secs_f64();
+    if args.has("timing") {
+        let threads = db.options().readahead_threads;
+        eprintln!(
+            "{{\"open_seconds\":{opened:.6},\"seconds\":{secs:.6},\"readahead_threads\":{threads}}}"
+        );
+    }
     if args.has("json") {
         println!("{}", stats.to_json());
     } else {

@@ -33,9 +33,10 @@ const USAGE: &str = "\
 usage: strata <command> [options]
 
 commands:
-  scan [--json] [--readahead-threads N] DB_DIR
+  scan [--json] [--timing] [--readahead-threads N] DB_DIR
                               read every entry in key order; count and CRC-32C them
-                              (N workers decompress ahead; default: cores, 0 = one thread)
+                              (N workers decompress ahead; default: cores, 0 = one thread;
+                              --timing: open and total seconds as JSON on stderr)
   get DB_DIR KEY              print the value of KEY (text, or 0x-prefixed hex)
   dump DB_DIR [--limit N]     list keys (text or hex) and value sizes in key order
   info DB_DIR                 files per level, sizes, entry counts, compression ids
