@@ -21,6 +21,8 @@ use crate::storage::js_host::{JsHostStorage, StorageHost};
 use crate::storage::{MemStorage, Storage};
 use crate::{CompressionType, Db};
 
+mod world;
+
 thread_local! {
     /// In-memory file systems by name, so a `mem` database survives close and reopen for as
     /// long as the wasm instance lives.
@@ -174,10 +176,27 @@ fn parse_options(obj: &JsValue) -> Result<Options, JsValue> {
     Ok(o)
 }
 
+/// The storage behind `host`, or the named in-memory store when `host` is undefined.
+fn storage_for(host: Option<StorageHost>, path: &str) -> Arc<dyn Storage> {
+    match host {
+        Some(h) => Arc::new(JsHostStorage::new(h)),
+        None => Arc::new(MEM_STORES.with(|m| {
+            m.borrow_mut()
+                .entry(path.to_string())
+                .or_insert_with(MemStorage::new)
+                .clone()
+        })),
+    }
+}
+
 /// An open database.
 #[wasm_bindgen]
 pub struct Database {
     db: Option<Db>,
+    /// Where the database was opened: its storage and the folder given to `open` (a world's
+    /// root for `openWorld`), for the world methods in world.rs.
+    storage: Arc<dyn Storage>,
+    root: String,
     snapshots: HashMap<u32, Snapshot>,
     next_snapshot: u32,
 }
@@ -192,21 +211,19 @@ impl Database {
         options: &JsValue,
     ) -> Result<Database, JsValue> {
         let opts = parse_options(options)?;
-        let storage: Arc<dyn Storage> = match host {
-            Some(h) => Arc::new(JsHostStorage::new(h)),
-            None => Arc::new(MEM_STORES.with(|m| {
-                m.borrow_mut()
-                    .entry(path.to_string())
-                    .or_insert_with(MemStorage::new)
-                    .clone()
-            })),
-        };
-        let db = Db::open(storage, path, opts).map_err(js_err)?;
-        Ok(Database {
+        let storage = storage_for(host, path);
+        let db = Db::open(storage.clone(), path, opts).map_err(js_err)?;
+        Ok(Database::new(db, storage, path))
+    }
+
+    fn new(db: Db, storage: Arc<dyn Storage>, root: &str) -> Database {
+        Database {
             db: Some(db),
+            storage,
+            root: root.to_string(),
             snapshots: HashMap::new(),
             next_snapshot: 1,
-        })
+        }
     }
 
     fn db(&self) -> Result<&Db, JsValue> {

@@ -1,0 +1,304 @@
+//! The Bedrock world methods of the wasm facade (`crate::bedrock` for js/'s `World`).
+//!
+//! Invariants: every method answers with one batched result (a whole table as JSON, a whole
+//! image, a packed coordinate list), never one call per chunk or record; a world is always
+//! opened read-only with the Bedrock profile; nothing here parses formats itself — it only
+//! calls `crate::bedrock` and converts results. `.mcworld` archives are unpacked into a named
+//! in-memory store (the same stores `Database.open` uses for `mem`), bounded by
+//! `ImportLimits`' defaults; `dropMemStore` frees one.
+
+use std::fmt::Write as _;
+
+use js_sys::{Object, Uint8Array};
+use wasm_bindgen::prelude::*;
+
+use super::{js_err, parse_options, set, storage_for, Database, MEM_STORES};
+use crate::bedrock::keys::{self, chunk_prefix, classify, tag_name, KeyKind};
+use crate::bedrock::map::{render_map, surface_tile, MapOptions};
+use crate::bedrock::mcworld::{self, ImportLimits};
+use crate::bedrock::nbt::{self, Tag};
+use crate::bedrock::{db_dir_of, LevelDat};
+use crate::error::Error;
+use crate::storage::js_host::StorageHost;
+use crate::storage::{self, MemStorage};
+use crate::{Db, ReadOptions};
+
+/// Largest map image `renderMap` draws (width × height): 16 Mi pixels, 64 MiB of RGBA.
+const MAX_MAP_PIXELS: u64 = 16 << 20;
+
+/// Longest NBT array rendered in full in JSON; longer ones are summarized.
+const JSON_MAX_ARRAY: usize = 256;
+
+fn json_string(s: &str) -> String {
+    nbt::to_json(&Tag::String(s.to_string()), 0)
+}
+
+fn opt_json<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "null".into(), |v| v.to_string())
+}
+
+fn level_dat_json(dat: &LevelDat) -> String {
+    format!(
+        "{{\"storageVersion\":{},\"name\":{},\"gameVersion\":{},\"seed\":{},\"spawn\":{},\"gameMode\":{},\"root\":{}}}",
+        dat.storage_version,
+        opt_json(dat.name.as_deref().map(json_string)),
+        opt_json(dat.game_version.as_deref().map(json_string)),
+        // i64 seeds pass 2^53: a string keeps them exact.
+        opt_json(dat.seed.map(|s| json_string(&s.to_string()))),
+        opt_json(dat.spawn.map(|(x, y, z)| format!("[{x},{y},{z}]"))),
+        opt_json(dat.game_mode),
+        nbt::to_json(&dat.root, JSON_MAX_ARRAY),
+    )
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+fn check_dimension(dimension: i32) -> Result<(), JsValue> {
+    if (0..=2).contains(&dimension) {
+        Ok(())
+    } else {
+        Err(js_err(Error::invalid_argument(format!(
+            "dimension must be 0, 1 or 2, not {dimension}"
+        ))))
+    }
+}
+
+#[wasm_bindgen]
+impl Database {
+    /// Opens the Bedrock world in folder `root` of `host` (or of the named in-memory store):
+    /// a world folder (`level.dat` + `db/`) or a bare db folder, read-only, Bedrock profile.
+    /// A folder holding neither `level.dat`, `db/CURRENT` nor `CURRENT` is `LEVEL_NOT_FOUND`.
+    #[wasm_bindgen(js_name = openWorld)]
+    pub fn open_world(
+        host: Option<StorageHost>,
+        root: &str,
+        options: &JsValue,
+    ) -> Result<Database, JsValue> {
+        let mut opts = parse_options(options)?;
+        let bedrock = crate::Options::bedrock();
+        opts.compression = bedrock.compression;
+        opts.profile = bedrock.profile;
+        opts.read_only = true;
+        opts.create_if_missing = false;
+        let storage = storage_for(host, root);
+        let has = |p: &str| storage.exists(&storage::join(root, p));
+        if !has("level.dat") && !has("db/CURRENT") && !has("CURRENT") {
+            return Err(js_err(Error::not_found(format!(
+                "not a Bedrock world: {root:?} holds no level.dat and no db/ folder"
+            ))));
+        }
+        let db_dir = db_dir_of(&*storage, root);
+        let db = Db::open(storage.clone(), &db_dir, opts).map_err(js_err)?;
+        Ok(Database::new(db, storage, root))
+    }
+
+    /// The world summary as JSON: `levelDat` (fields and the whole NBT tree; `null` when the
+    /// world has none), `levelDatError` (when it does not parse), `kinds` (one row per key
+    /// kind: `kind`, `count`, `keyBytes`, `valueBytes`), `total`, and `chunks` (chunks with a
+    /// Version record in the Overworld, Nether, End). One pass over the database.
+    #[wasm_bindgen(js_name = worldSummary)]
+    pub fn world_summary(&self) -> Result<String, JsValue> {
+        let db = self.db()?;
+        let path = storage::join(&self.root, "level.dat");
+        let (dat, dat_err) = if self.storage.exists(&path) {
+            match storage::read_all(&*self.storage, &path).and_then(|d| LevelDat::parse(&d)) {
+                Ok(d) => (level_dat_json(&d), "null".to_string()),
+                Err(e) => ("null".to_string(), json_string(&e.to_string())),
+            }
+        } else {
+            ("null".to_string(), "null".to_string())
+        };
+        let s = keys::summarize(db).map_err(js_err)?;
+        let stats = |k: &keys::KindStats| {
+            format!(
+                "\"count\":{},\"keyBytes\":{},\"valueBytes\":{}",
+                k.count, k.key_bytes, k.value_bytes
+            )
+        };
+        let kinds: Vec<String> = s
+            .by_kind
+            .iter()
+            .map(|(kind, k)| format!("{{\"kind\":{},{}}}", json_string(kind), stats(k)))
+            .collect();
+        let chunks: Vec<String> = (0..=2)
+            .map(|d| s.chunks.get(&d).copied().unwrap_or(0).to_string())
+            .collect();
+        Ok(format!(
+            "{{\"levelDat\":{dat},\"levelDatError\":{dat_err},\"kinds\":[{}],\"total\":{{{}}},\"chunks\":[{}]}}",
+            kinds.join(","),
+            stats(&s.total),
+            chunks.join(",")
+        ))
+    }
+
+    /// The chunks of `dimension` having a Version record, as `[x0, z0, x1, z1, …]` in
+    /// ascending (x, z) order.
+    #[wasm_bindgen(js_name = chunkList)]
+    pub fn chunk_list(&self, dimension: i32) -> Result<Vec<i32>, JsValue> {
+        check_dimension(dimension)?;
+        let list = keys::chunk_positions(self.db()?, dimension).map_err(js_err)?;
+        Ok(list.into_iter().flat_map(|(x, z)| [x, z]).collect())
+    }
+
+    /// A top-down map of `dimension` at `pixels_per_chunk` (1, 2, 4, 8 or 16) as an object:
+    /// `width`, `height`, `rgba` (Uint8Array), `minChunkX`, `minChunkZ`, `pixelsPerChunk`,
+    /// `chunksIndexed`, `chunksDrawn`, `chunksFailed`, `chunksWithoutSurface`. A dimension
+    /// without chunks gives a 0×0 image.
+    #[wasm_bindgen(js_name = renderMap)]
+    pub fn render_map(&self, dimension: i32, pixels_per_chunk: u32) -> Result<JsValue, JsValue> {
+        check_dimension(dimension)?;
+        let db = self.db()?;
+        let obj: JsValue = Object::new().into();
+        let num = |k: &str, v: f64| set(&obj, k, JsValue::from_f64(v));
+        if keys::chunk_positions(db, dimension)
+            .map_err(js_err)?
+            .is_empty()
+        {
+            for k in ["width", "height", "minChunkX", "minChunkZ"] {
+                num(k, 0.0);
+            }
+            num("pixelsPerChunk", pixels_per_chunk as f64);
+            for k in [
+                "chunksIndexed",
+                "chunksDrawn",
+                "chunksFailed",
+                "chunksWithoutSurface",
+            ] {
+                num(k, 0.0);
+            }
+            set(&obj, "rgba", Uint8Array::new_with_length(0).into());
+            return Ok(obj);
+        }
+        let image = render_map(
+            db,
+            &MapOptions {
+                dimension,
+                pixels_per_chunk,
+                max_pixels: MAX_MAP_PIXELS,
+            },
+        )
+        .map_err(js_err)?;
+        num("width", image.width as f64);
+        num("height", image.height as f64);
+        num("minChunkX", image.min_chunk.0 as f64);
+        num("minChunkZ", image.min_chunk.1 as f64);
+        num("pixelsPerChunk", image.pixels_per_chunk as f64);
+        num("chunksIndexed", image.chunks_indexed as f64);
+        num("chunksDrawn", image.chunks_drawn as f64);
+        num("chunksFailed", image.chunks_failed as f64);
+        num("chunksWithoutSurface", image.chunks_without_surface as f64);
+        set(&obj, "rgba", Uint8Array::from(&image.rgba[..]).into());
+        Ok(obj)
+    }
+
+    /// Real block colours of many chunks (for zoomed-in maps): `coords` is `[x0, z0, …]`; the
+    /// result packs per chunk `[present u8]` then, when present, a 16×16 RGBA tile (1024
+    /// bytes, `z*16 + x`). Chunks without block data are absent.
+    #[wasm_bindgen(js_name = surfaceTiles)]
+    pub fn surface_tiles(&self, dimension: i32, coords: &[i32]) -> Result<Vec<u8>, JsValue> {
+        check_dimension(dimension)?;
+        let db = self.db()?;
+        let mut out = Vec::new();
+        for xz in coords.chunks_exact(2) {
+            match surface_tile(db, dimension, xz[0], xz[1]) {
+                Ok(Some(tile)) => {
+                    out.push(1);
+                    out.extend_from_slice(&tile);
+                }
+                Ok(None) => out.push(0),
+                Err(e) if e.is_corruption() => out.push(0),
+                Err(e) => return Err(js_err(e)),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every record of chunk (`x`, `z`) in `dimension` as JSON, in key order: per record
+    /// `key` (hex), `tag`, `name` (the tag's name), `subchunk` (y or null) and `size`.
+    #[wasm_bindgen(js_name = chunkRecords)]
+    pub fn chunk_records(&self, dimension: i32, x: i32, z: i32) -> Result<String, JsValue> {
+        check_dimension(dimension)?;
+        let db = self.db()?;
+        // Overworld keys carry no dimension: their 8-byte prefix also starts the keys of the
+        // other dimensions at the same (x, z), which the classification filters out.
+        let prefix = chunk_prefix(x, z, dimension);
+        let mut it = db.iter(&ReadOptions {
+            fill_cache: false,
+            ..ReadOptions::default()
+        });
+        it.seek(&prefix);
+        let mut rows = Vec::new();
+        while it.valid() && it.key().starts_with(&prefix) {
+            if let KeyKind::Chunk(c) = classify(it.key()) {
+                if c.dimension == dimension {
+                    rows.push(format!(
+                        "{{\"key\":\"{}\",\"tag\":{},\"name\":{},\"subchunk\":{},\"size\":{}}}",
+                        hex(it.key()),
+                        c.tag,
+                        json_string(tag_name(c.tag).unwrap_or("?")),
+                        opt_json(c.subchunk),
+                        it.value().len()
+                    ));
+                }
+            }
+            it.next();
+        }
+        it.status().map_err(js_err)?;
+        Ok(format!("[{}]", rows.join(",")))
+    }
+
+    /// The value of `key` decoded as little-endian NBT, as JSON `[{"name": …, "value": …}]`
+    /// (one element per concatenated root); `undefined` when the key is absent; an error
+    /// (`LEVEL_CORRUPTION`) when the value is not NBT.
+    #[wasm_bindgen(js_name = recordNbt)]
+    pub fn record_nbt(&self, key: &[u8]) -> Result<Option<String>, JsValue> {
+        let Some(v) = self
+            .db()?
+            .get(&ReadOptions::default(), key)
+            .map_err(js_err)?
+        else {
+            return Ok(None);
+        };
+        let roots = nbt::read_all(&v).map_err(js_err)?;
+        let parts: Vec<String> = roots
+            .iter()
+            .map(|(name, tag)| {
+                format!(
+                    "{{\"name\":{},\"value\":{}}}",
+                    json_string(name),
+                    nbt::to_json(tag, JSON_MAX_ARRAY)
+                )
+            })
+            .collect();
+        Ok(Some(format!("[{}]", parts.join(","))))
+    }
+
+    /// Unpacks a `.mcworld` (zip bytes) into the in-memory store `name` (replacing it), for
+    /// `openWorld(undefined, name)`. Returns JSON `{rootInZip, files, bytes}`. Hostile archives
+    /// (zip bombs, unsafe names, no world inside) are refused with `LEVEL_INVALID_ARGUMENT`,
+    /// unreadable ones with `LEVEL_CORRUPTION`; nothing is kept on failure.
+    #[wasm_bindgen(js_name = importMcworld)]
+    pub fn import_mcworld(zip: &[u8], name: &str) -> Result<String, JsValue> {
+        let mem = MemStorage::new();
+        let report = mcworld::import(zip, &mem, name, ImportLimits::default()).map_err(js_err)?;
+        MEM_STORES.with(|m| m.borrow_mut().insert(name.to_string(), mem));
+        Ok(format!(
+            "{{\"rootInZip\":{},\"files\":{},\"bytes\":{}}}",
+            json_string(&report.root_in_zip),
+            report.files,
+            report.bytes
+        ))
+    }
+
+    /// Frees the in-memory store `name` (its databases must be closed); true if it existed.
+    #[wasm_bindgen(js_name = dropMemStore)]
+    pub fn drop_mem_store(name: &str) -> bool {
+        MEM_STORES.with(|m| m.borrow_mut().remove(name).is_some())
+    }
+}
