@@ -1,10 +1,19 @@
 //! Native storage over `std::fs`: positional reads (`pread`), buffered appends, `fdatasync`,
-//! atomic `rename`, and an advisory `flock` on `LOCK` (exclusive for writers, shared for
-//! read-only openers, so a writer and a reader in two processes exclude each other).
+//! atomic `rename`, and advisory locks on `LOCK` (exclusive for writers, shared for read-only
+//! openers, so a writer and a reader in two processes exclude each other).
+//!
+//! Locks: a `flock` (what other Strata processes check) and, on Unix, a POSIX `fcntl` record
+//! lock over the whole file (what Google's and Mojang's LevelDB take; on Linux the two kinds
+//! do not see each other). POSIX record locks belong to the process and are dropped when any
+//! descriptor of the file is closed, so a process-wide table of held locks answers a second
+//! opener in this process before any descriptor is opened, and shared holders in this process
+//! share one descriptor.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use super::{FileLock, RandomAccessFile, Storage, WritableFile};
 use crate::error::{Error, Result};
@@ -90,17 +99,87 @@ impl Drop for FsWriter {
     }
 }
 
+/// A lock held by this process: its descriptor (closed when the last holder lets go).
+struct Held {
+    exclusive: bool,
+    holders: usize,
+    _file: Arc<File>,
+}
+
+/// Every `LOCK` this process holds, by canonical path.
+static HELD: Mutex<Option<HashMap<PathBuf, Held>>> = Mutex::new(None);
+
 struct FsLock {
-    _file: File,
+    key: PathBuf,
 }
 
 impl FileLock for FsLock {}
 
+impl Drop for FsLock {
+    fn drop(&mut self) {
+        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        let table = held.get_or_insert_with(HashMap::new);
+        if let Some(h) = table.get_mut(&self.key) {
+            h.holders -= 1;
+            if h.holders == 0 {
+                table.remove(&self.key);
+            }
+        }
+    }
+}
+
+/// The canonical path of a lock file (its folder must exist; the file need not).
+fn lock_key(path: &str) -> Result<PathBuf> {
+    let p = Path::new(path);
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let dir = std::fs::canonicalize(dir).map_err(|e| io_err(path, e))?;
+    Ok(dir.join(p.file_name().unwrap_or_default()))
+}
+
+fn in_use(path: &str) -> Error {
+    Error::locked(format!("{path}: the database is in use by another opener"))
+}
+
+/// A POSIX record lock over the whole file, as LevelDB's `LockFile` takes (`F_SETLK`: fails
+/// at once if another process holds a conflicting one).
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn record_lock(file: &File, path: &str, exclusive: bool) -> Result<()> {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: `libc::flock` is a plain C struct for which all-zero bytes are a valid value.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = (if exclusive {
+        libc::F_WRLCK
+    } else {
+        libc::F_RDLCK
+    }) as _;
+    fl.l_whence = libc::SEEK_SET as _;
+    fl.l_start = 0;
+    fl.l_len = 0; // to the end of the file, however long
+                  // SAFETY: the descriptor is open (owned by `file`, borrowed for the call) and `fl` is a
+                  // valid `flock` that outlives the call; F_SETLK only reads it.
+    let r = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &fl as *const libc::flock) };
+    if r == -1 {
+        let e = io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::EAGAIN) | Some(libc::EACCES) => in_use(path),
+            _ => io_err(path, e),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn record_lock(_file: &File, _path: &str, _exclusive: bool) -> Result<()> {
+    Ok(())
+}
+
 fn lock_error(path: &str, e: std::fs::TryLockError) -> Error {
     match e {
-        std::fs::TryLockError::WouldBlock => {
-            Error::locked(format!("{path}: the database is in use by another opener"))
-        }
+        std::fs::TryLockError::WouldBlock => in_use(path),
         std::fs::TryLockError::Error(e) => io_err(path, e),
     }
 }
@@ -166,6 +245,12 @@ impl Storage for FsStorage {
     }
 
     fn lock(&self, path: &str) -> Result<Box<dyn FileLock>> {
+        let key = lock_key(path)?;
+        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        let table = held.get_or_insert_with(HashMap::new);
+        if table.contains_key(&key) {
+            return Err(in_use(path));
+        }
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -174,17 +259,48 @@ impl Storage for FsStorage {
             .open(path)
             .map_err(|e| io_err(path, e))?;
         file.try_lock().map_err(|e| lock_error(path, e))?;
-        Ok(Box::new(FsLock { _file: file }))
+        record_lock(&file, path, true)?;
+        table.insert(
+            key.clone(),
+            Held {
+                exclusive: true,
+                holders: 1,
+                _file: Arc::new(file),
+            },
+        );
+        Ok(Box::new(FsLock { key }))
     }
 
     fn lock_shared(&self, path: &str) -> Result<Option<Box<dyn FileLock>>> {
+        if !Path::new(path).exists() {
+            return Ok(None);
+        }
+        let key = lock_key(path)?;
+        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        let table = held.get_or_insert_with(HashMap::new);
+        if let Some(h) = table.get_mut(&key) {
+            if h.exclusive {
+                return Err(in_use(path));
+            }
+            h.holders += 1;
+            return Ok(Some(Box::new(FsLock { key })));
+        }
         let file = match File::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io_err(path, e)),
         };
         file.try_lock_shared().map_err(|e| lock_error(path, e))?;
-        Ok(Some(Box::new(FsLock { _file: file })))
+        record_lock(&file, path, false)?;
+        table.insert(
+            key.clone(),
+            Held {
+                exclusive: false,
+                holders: 1,
+                _file: Arc::new(file),
+            },
+        );
+        Ok(Some(Box::new(FsLock { key })))
     }
 
     fn sync_dir(&self, dir: &str) -> Result<()> {
