@@ -6,11 +6,13 @@
 import { Db, type Link, type OpenOptions } from './db.js';
 import { engineOptions } from './engine.js';
 import { StrataError, invalidArgument, toStrataError, type ErrorShape } from './errors.js';
+import { openMcworldVia, openWorldVia, type World, type WorldOpenOptions } from './world.js';
 
 export * from './db.js';
 export { StrataError, type ErrorCode } from './errors.js';
 export type { BatchOp, Encoding, Input } from './codec.js';
 export type { EngineOptions, StorageKind } from './engine.js';
+export * from './world.js';
 
 interface Reply {
   id: number;
@@ -107,4 +109,19 @@ export async function importIntoOpfs(
   } finally {
     l.release();
   }
+}
+
+/** Opens the Bedrock world in folder `location` read-only, in the worker. Default storage:
+ * OPFS; `storage: 'files'` with `files` opens a picked folder in place. */
+export async function openWorld(location: string, options: WorldOpenOptions = {}): Promise<World> {
+  const l = link();
+  l.users += 1;
+  return openWorldVia(l, location, options, 'opfs');
+}
+
+/** Opens a `.mcworld` (the zip's bytes), unpacked into the worker's memory. */
+export async function openMcworld(zip: Uint8Array): Promise<World> {
+  const l = link();
+  l.users += 1;
+  return openMcworldVia(l, zip);
 }

@@ -29,6 +29,27 @@ export interface WasmDatabase {
   properties(): string;
   close(): void;
   free(): void;
+  // Bedrock worlds (src/wasm/world.rs).
+  worldSummary(): string;
+  chunkList(dimension: number): Int32Array;
+  renderMap(dimension: number, pixelsPerChunk: number): WasmMapImage;
+  surfaceTiles(dimension: number, coords: Int32Array): Uint8Array;
+  chunkRecords(dimension: number, x: number, z: number): string;
+  recordNbt(key: Uint8Array): string | undefined;
+}
+
+/** A top-down map as the facade draws it (see world.ts's `MapImage`). */
+export interface WasmMapImage {
+  width: number;
+  height: number;
+  rgba: Uint8Array;
+  minChunkX: number;
+  minChunkZ: number;
+  pixelsPerChunk: number;
+  chunksIndexed: number;
+  chunksDrawn: number;
+  chunksFailed: number;
+  chunksWithoutSurface: number;
 }
 
 export interface WasmCursor {
@@ -39,7 +60,12 @@ export interface WasmCursor {
 }
 
 export interface WasmModule {
-  Database: { open(host: StorageHost | undefined, path: string, options: object): WasmDatabase };
+  Database: {
+    open(host: StorageHost | undefined, path: string, options: object): WasmDatabase;
+    openWorld(host: StorageHost | undefined, root: string, options: object): WasmDatabase;
+    importMcworld(zip: Uint8Array, name: string): string;
+    dropMemStore(name: string): boolean;
+  };
 }
 
 /** Which storage a database lives in. */
@@ -127,11 +153,25 @@ export class Engine {
   ) {}
 
   /** Opens a database; the host is created (and for OPFS, prepared) first. */
-  async open(kind: StorageKind, location: string, options: EngineOptions, extra?: unknown): Promise<number> {
+  open(kind: StorageKind, location: string, options: EngineOptions, extra?: unknown): Promise<number> {
+    return this.openWith(kind, location, extra, (host) => this.wasm.Database.open(host, location, options));
+  }
+
+  /** Opens a Bedrock world folder (level.dat + db/, or a bare db folder) read-only. */
+  openWorld(kind: StorageKind, location: string, options: EngineOptions, extra?: unknown): Promise<number> {
+    return this.openWith(kind, location, extra, (host) => this.wasm.Database.openWorld(host, location, options));
+  }
+
+  private async openWith(
+    kind: StorageKind,
+    location: string,
+    extra: unknown,
+    opener: (host: StorageHost | undefined) => WasmDatabase,
+  ): Promise<number> {
     const lease = await this.hosts(kind, location, extra);
     try {
       await lease.prepare?.();
-      const db = this.wasm.Database.open(lease.host, location, options);
+      const db = opener(lease.host);
       const handle = this.nextHandle++;
       this.dbs.set(handle, { db, lease, cursors: new Set(), idle: undefined });
       this.scheduleIdle(handle);
@@ -235,6 +275,39 @@ export class Engine {
 
   properties(h: number): string {
     return this.db(h).properties();
+  }
+
+  worldSummary(h: number): string {
+    return this.db(h).worldSummary();
+  }
+
+  chunkList(h: number, dimension: number): Int32Array {
+    return this.db(h).chunkList(dimension);
+  }
+
+  renderMap(h: number, dimension: number, pixelsPerChunk: number): WasmMapImage {
+    return this.db(h).renderMap(dimension, pixelsPerChunk);
+  }
+
+  surfaceTiles(h: number, dimension: number, coords: Int32Array): Uint8Array {
+    return this.db(h).surfaceTiles(dimension, coords);
+  }
+
+  chunkRecords(h: number, dimension: number, x: number, z: number): string {
+    return this.db(h).chunkRecords(dimension, x, z);
+  }
+
+  recordNbt(h: number, key: Uint8Array): string | undefined {
+    return this.db(h).recordNbt(key);
+  }
+
+  /** Unpacks a `.mcworld` into the in-memory store `name`; JSON `{rootInZip, files, bytes}`. */
+  importMcworld(zip: Uint8Array, name: string): string {
+    return this.wasm.Database.importMcworld(zip, name);
+  }
+
+  dropMemStore(name: string): boolean {
+    return this.wasm.Database.dropMemStore(name);
   }
 
   async close(h: number): Promise<void> {

@@ -24,9 +24,18 @@ const OPS = new Set([
   'flush',
   'properties',
   'close',
+  'openWorld',
+  'worldSummary',
+  'chunkList',
+  'renderMap',
+  'surfaceTiles',
+  'chunkRecords',
+  'recordNbt',
+  'importMcworld',
+  'dropMemStore',
 ]);
 
-/** Runs one named engine operation now (only open/close return promises). */
+/** Runs one named engine operation now (only open/openWorld/close return promises). */
 export function dispatch(engine: Engine, op: string, args: unknown[]): unknown {
   if (!OPS.has(op)) throw invalidArgument(`unknown operation ${op}`);
   return (engine as unknown as Record<string, Method>)[op]!.apply(engine, args);

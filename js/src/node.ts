@@ -8,12 +8,14 @@ import { Engine, engineOptions, type HostLease, type StorageKind, type WasmModul
 import { invalidArgument, toStrataError } from './errors.js';
 import { LocalLink } from './local-link.js';
 import { NodeFsHost } from './node-fs-host.js';
+import { openMcworldVia, openWorldVia, type World, type WorldOpenOptions } from './world.js';
 
 export * from './db.js';
 export { StrataError, type ErrorCode } from './errors.js';
 export type { BatchOp, Encoding, Input } from './codec.js';
 export type { StorageHost } from './host.js';
 export type { EngineOptions, StorageKind } from './engine.js';
+export * from './world.js';
 
 let engine: Engine | undefined;
 
@@ -44,4 +46,15 @@ export async function open(location: string, options: OpenOptions = {}): Promise
   } catch (err) {
     throw toStrataError(err);
   }
+}
+
+/** Opens the Bedrock world in folder `location` (level.dat + db/, or a bare db folder)
+ * read-only. */
+export async function openWorld(location: string, options: WorldOpenOptions = {}): Promise<World> {
+  return openWorldVia(new LocalLink(getEngine()), location, options, 'fs');
+}
+
+/** Opens a `.mcworld` (the zip's bytes), unpacked into the engine's memory. */
+export async function openMcworld(zip: Uint8Array): Promise<World> {
+  return openMcworldVia(new LocalLink(getEngine()), zip);
 }

@@ -86,7 +86,7 @@ async function handle(req: Request): Promise<void> {
     } else if (req.op === 'import') {
       value = await importFiles(req.args[0] as string, req.args[1] as ImportFile[]);
     } else {
-      if (req.op !== 'open' && typeof req.args[0] === 'number') await engine.prepare(req.args[0]);
+      if (req.op !== 'open' && req.op !== 'openWorld' && typeof req.args[0] === 'number') await engine.prepare(req.args[0]);
       value = await dispatch(engine, req.op, req.args);
     }
     const transfer: Transferable[] = [];

@@ -1,0 +1,177 @@
+// Bedrock worlds through the package's World API in Node (wasm engine, node:fs): for one
+// world of each era (Data2D, Data3D, LegacyTerrain) the summary totals equal MANIFEST.tsv,
+// chunk counts equal the native CLI's `world chunks`, the map draws every chunk, one chunk's
+// records equal the keys found by a plain iterator, NBT decodes; `.mcworld` zips (made here
+// with Python's zipfile in a temp folder) give the same figures, and hostile zips are refused.
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, test } from 'vitest';
+
+import { openMcworld, openWorld, type World } from '../dist/node.js';
+import { repoRoot, tempDir, worlds, worldsDir } from './helpers.js';
+
+const releaseCli = process.env.STRATA_CLI ?? path.join(repoRoot, 'target/release/strata');
+
+/** Chunks with a Version record per dimension, from the native CLI. */
+function cliChunks(world: string): [number, number, number] {
+  const count = (d: number) => Number(execFileSync(releaseCli, ['world', 'chunks', world, '--dimension', String(d)], { encoding: 'utf8' }).trim());
+  return [count(0), count(1), count(2)];
+}
+
+/** Zips `dir` (entries relative to it, or under `nest/` when given) with Python's zipfile. */
+function zipWorld(dir: string, out: string, nest = ''): void {
+  execFileSync('python3', [
+    '-c',
+    `import os, sys, zipfile
+src, out, nest = sys.argv[1:4]
+with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
+    for root, _, files in os.walk(src):
+        for f in sorted(files):
+            p = os.path.join(root, f)
+            z.write(p, os.path.join(nest, os.path.relpath(p, src)))`,
+    dir,
+    out,
+    nest,
+  ]);
+}
+
+// Per world: the map scale and the opaque pixels it must draw (the Rust tests' figures), and
+// one known chunk with the record names it holds.
+const CASES = [
+  { name: 'amulet_1_16', chunks: [436, 0, 0], ppc: 16, opaque: 436 * 256 },
+  { name: 'amulet_1_18_vanilla', chunks: [2737, 70, 13], ppc: 4, opaque: 2737 * 16 },
+  { name: 'mcpe_0_11_mcedit_testdb', chunks: [256, 0, 0], ppc: 16, opaque: 15_657 },
+] as const;
+
+async function checkWorld(w: World, name: string): Promise<void> {
+  const row = worlds().find((r) => r.name === name)!;
+  const c = CASES.find((k) => k.name === name)!;
+  const s = await w.summary();
+  expect(s.total).toEqual({ count: row.entries, keyBytes: row.keyBytes, valueBytes: row.valueBytes });
+  const sum = s.kinds.reduce((a, k) => ({ count: a.count + k.count, keyBytes: a.keyBytes + k.keyBytes, valueBytes: a.valueBytes + k.valueBytes }), {
+    count: 0,
+    keyBytes: 0,
+    valueBytes: 0,
+  });
+  expect(sum).toEqual(s.total);
+  expect(s.chunks).toEqual(c.chunks);
+  expect(s.chunks).toEqual(cliChunks(path.join(worldsDir, name)));
+  expect(s.levelDat).not.toBeNull();
+  expect(await w.db.scan()).toEqual({ entries: row.entries, keyBytes: row.keyBytes, valueBytes: row.valueBytes, crc32c: row.crc32c });
+
+  const list = await w.chunks(0);
+  expect(list.length).toBe(c.chunks[0]);
+  const map = await w.map({ dimension: 0, pixelsPerChunk: c.ppc });
+  expect([map.chunksIndexed, map.chunksDrawn, map.chunksFailed]).toEqual([c.chunks[0], c.chunks[0], 0]);
+  expect(map.rgba.length).toBe(map.width * map.height * 4);
+  let opaque = 0;
+  for (let i = 3; i < map.rgba.length; i += 4) if (map.rgba[i] !== 0) opaque++;
+  expect(opaque).toBe(c.opaque);
+
+  // One chunk's records equal the Overworld chunk keys under its 8-byte prefix.
+  const [x, z] = list[0]!;
+  const prefix = new Uint8Array(8);
+  new DataView(prefix.buffer).setInt32(0, x, true);
+  new DataView(prefix.buffer).setInt32(4, z, true);
+  // The first key past the prefix: drop trailing 0xff bytes, then add one to the last.
+  let end = 8;
+  while (end > 0 && prefix[end - 1] === 0xff) end--;
+  const upper = prefix.slice(0, end);
+  upper[end - 1]! += 1;
+  const keys = (await w.db.iterator({ gte: prefix, lt: upper }).all()) as Array<[Uint8Array, Uint8Array]>;
+  const own = keys.filter(([k]) => k.length === 9 || k.length === 10);
+  const records = await w.chunkRecords(0, x, z);
+  expect(records.map((r) => [Array.from(r.key), r.size])).toEqual(own.map(([k, v]) => [Array.from(k), v.length]));
+  expect(records.filter((r) => r.name === 'Version' || r.name === 'LegacyVersion').length).toBe(1);
+}
+
+describe('Bedrock worlds through World', () => {
+  for (const c of CASES) {
+    test(`${c.name} opened in place`, async () => {
+      const w = await openWorld(path.join(worldsDir, c.name));
+      try {
+        await checkWorld(w, c.name);
+      } finally {
+        await w.close();
+      }
+    });
+
+    test(`${c.name} as a .mcworld (nested one folder deep)`, async () => {
+      const zip = path.join(tempDir('mcworld'), `${c.name}.mcworld`);
+      zipWorld(path.join(worldsDir, c.name), zip, 'My World');
+      const w = await openMcworld(fs.readFileSync(zip));
+      try {
+        expect(w.source.mcworld!.rootInZip).toBe('My World');
+        await checkWorld(w, c.name);
+      } finally {
+        await w.close();
+      }
+    });
+  }
+
+  test('level.dat fields and NBT values', async () => {
+    const w = await openWorld(path.join(worldsDir, 'amulet_1_16'));
+    try {
+      const dat = (await w.summary()).levelDat!;
+      expect({ ...dat, root: undefined }).toEqual({
+        storageVersion: 8,
+        name: 'Bedrock 1.16',
+        gameVersion: '1.16.200.52.1',
+        seed: '4098508317',
+        spawn: [84, 32767, 4],
+        gameMode: 0,
+        root: undefined,
+      });
+      expect((dat.root as Record<string, unknown>).LevelName).toBe('Bedrock 1.16');
+      const player = (await w.nbt('~local_player'))!;
+      expect(player.length).toBe(1);
+      expect(player[0]!.name).toBe('');
+      expect((player[0]!.value as { Armor: unknown[] }).Armor.length).toBe(4);
+      expect(await w.nbt('no such key')).toBeUndefined();
+      // A Version record is one byte, not NBT.
+      const version = (await w.chunkRecords(0, -17, -7)).find((r) => r.name === 'Version')!;
+      await expect(w.nbt(version.key)).rejects.toMatchObject({ code: 'LEVEL_CORRUPTION' });
+      await expect(w.map({ pixelsPerChunk: 3 })).rejects.toMatchObject({ code: 'LEVEL_INVALID_ARGUMENT' });
+      const nether = await w.map({ dimension: 1 });
+      expect([nether.width, nether.height, nether.chunksDrawn]).toEqual([0, 0, 0]);
+    } finally {
+      await w.close();
+    }
+    await expect(w.summary()).rejects.toMatchObject({ code: 'LEVEL_DATABASE_NOT_OPEN' });
+  });
+
+  test('hostile input: no world, a zip bomb, a truncated .mcworld', async () => {
+    const dir = tempDir('notworld');
+    fs.writeFileSync(path.join(dir, 'levelname.txt'), 'nothing here');
+    await expect(openWorld(dir)).rejects.toMatchObject({ code: 'LEVEL_NOT_FOUND', message: expect.stringContaining('no level.dat') });
+
+    const bomb = path.join(tempDir('bomb'), 'bomb.mcworld');
+    execFileSync('python3', [
+      '-c',
+      `import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
+    z.writestr('level.dat', b'\\0' * 16)
+    z.writestr('db/CURRENT', b'MANIFEST-000001\\n')
+    z.writestr('db/000005.ldb', b'\\0' * (64 << 20))`,
+      bomb,
+    ]);
+    await expect(openMcworld(fs.readFileSync(bomb))).rejects.toMatchObject({
+      code: 'LEVEL_INVALID_ARGUMENT',
+      message: expect.stringContaining('inflates more than 200× its compressed size'),
+    });
+
+    const good = path.join(tempDir('trunc'), 'w.mcworld');
+    zipWorld(path.join(worldsDir, 'amulet_1_16'), good);
+    const bytes = fs.readFileSync(good);
+    await expect(openMcworld(bytes.subarray(0, bytes.length >> 1))).rejects.toMatchObject({
+      code: 'LEVEL_CORRUPTION',
+      message: expect.stringContaining('not a readable zip'),
+    });
+    // The engine is still usable afterwards.
+    const w = await openMcworld(bytes);
+    expect((await w.summary()).total.count).toBe(4174);
+    await w.close();
+  });
+});
