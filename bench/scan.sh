@@ -246,7 +246,6 @@ for engine in $ENGINES; do
 done
 say "inflate floor: every compressed data block, each decoder, one core (bench/inflate)"
 "$INFLATE" "$DB" --passes 1 --json >"$SCAN_TMP/inflate.json"
-"$INFLATE" "$DB" --passes 1 | sed 's/^/[scan]   /'
 
 # ---------------------------------------------------------------------------------------------
 # 4. Check, report, record.

@@ -209,6 +209,7 @@ fn scan_table(bytes: Vec<u8>) -> strata::Result<u64> {
             block_cache: None,
             max_block_size: Options::default().max_block_size,
             verify_checksums: true,
+            readahead: None,
         },
     )?);
     use strata::iterator::InternalIterator;

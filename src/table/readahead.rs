@@ -17,6 +17,11 @@
 //!   makes progress.
 //! - A run dropped before it is taken (a seek elsewhere, an iterator dropped) is cancelled:
 //!   a worker that has not started it skips it.
+//! - Across files: once a table's blocks are all scheduled, its readahead opens the next file
+//!   of the level (a `Successor`) and schedules that file's first runs into a *handoff* kept by
+//!   the pool, within the same run budget; the next table's readahead adopts them when the
+//!   level iterator opens it, so the workers never idle at a file boundary. A handoff nobody
+//!   adopts is cancelled when the readahead that made it is dropped.
 //! - Errors are per block and surface exactly where the block is consumed, with file and
 //!   offset, as without readahead.
 //!
@@ -48,7 +53,20 @@ struct Shared {
     queue: Mutex<Queue>,
     work: Condvar,
     stats: Counters,
+    /// Runs scheduled for a table before its iterator exists (see the module comment).
+    handoffs: Mutex<Vec<Handoff>>,
 }
+
+/// Runs of `table` scheduled by the readahead of the file before it.
+struct Handoff {
+    table: Arc<Table>,
+    runs: VecDeque<(usize, usize, Arc<Run>)>,
+    /// Index of the next block of `table` to schedule.
+    next: usize,
+}
+
+/// Opens the file that follows a table in its level, for readahead across the boundary.
+pub type Successor = Box<dyn FnOnce() -> Option<Arc<Table>> + Send>;
 
 #[derive(Default)]
 struct Counters {
@@ -57,6 +75,7 @@ struct Counters {
     by_reader: AtomicU64,
     cancelled: AtomicU64,
     delivered: AtomicU64,
+    adopted: AtomicU64,
 }
 
 /// What a pool has done since it was created (for benchmarks and tests).
@@ -72,6 +91,8 @@ pub struct ReadaheadStats {
     pub runs_cancelled: u64,
     /// Data blocks handed to iterators from runs.
     pub blocks_delivered: u64,
+    /// Handoffs adopted: files whose first runs were scheduled before their iterator existed.
+    pub handoffs_adopted: u64,
 }
 
 #[derive(Default)]
@@ -99,6 +120,7 @@ impl ReadaheadPool {
                 queue: Mutex::new(Queue::default()),
                 work: Condvar::new(),
                 stats: Counters::default(),
+                handoffs: Mutex::new(Vec::new()),
             }),
             threads,
         }))
@@ -117,6 +139,7 @@ impl ReadaheadPool {
             runs_by_reader: c.by_reader.load(Relaxed),
             runs_cancelled: c.cancelled.load(Relaxed),
             blocks_delivered: c.delivered.load(Relaxed),
+            handoffs_adopted: c.adopted.load(Relaxed),
         }
     }
 
@@ -261,18 +284,42 @@ pub struct Readahead {
     next: usize,
     /// Index of the block most recently returned.
     last: Option<usize>,
+    /// The next file of the level, not yet opened.
+    successor: Option<Successor>,
+    /// The next file, once this readahead schedules runs for it into a handoff.
+    handing_to: Option<Arc<Table>>,
 }
 
 impl Readahead {
-    pub fn new(pool: Arc<ReadaheadPool>, table: Arc<Table>, verify: bool) -> Readahead {
+    /// Readahead over `table`'s data blocks, adopting runs the previous file's readahead
+    /// scheduled for it; `successor` opens the file after it (none outside a level).
+    pub fn new(
+        pool: Arc<ReadaheadPool>,
+        table: Arc<Table>,
+        verify: bool,
+        successor: Option<Successor>,
+    ) -> Readahead {
+        let adopted = {
+            let mut handoffs = lock(&pool.shared.handoffs);
+            handoffs
+                .iter()
+                .position(|h| Arc::ptr_eq(&h.table, &table))
+                .map(|i| handoffs.swap_remove(i))
+        };
+        if adopted.is_some() {
+            pool.shared.stats.adopted.fetch_add(1, Relaxed);
+        }
+        let (ahead, next) = adopted.map_or((VecDeque::new(), 0), |h| (h.runs, h.next));
         Readahead {
             pool,
             table,
             verify,
-            ahead: VecDeque::new(),
+            ahead,
             current: None,
-            next: 0,
+            next,
             last: None,
+            successor,
+            handing_to: None,
         }
     }
 
@@ -343,23 +390,69 @@ impl Readahead {
 
     fn top_up(&mut self, total: usize) {
         while self.ahead.len() < MAX_RUNS_AHEAD && self.next < total {
-            let count = self.table.run_length(self.next, RUN_BYTES);
-            let run = Run::new(RunJob {
-                table: self.table.clone(),
-                first: self.next,
-                count,
-                verify: self.verify,
-            });
-            self.ahead.push_back((self.next, count, run.clone()));
-            self.pool.submit(run);
+            let (count, run) = self.schedule(&self.table, self.next);
+            self.ahead.push_back((self.next, count, run));
             self.next += count;
+        }
+        if self.next >= total && self.ahead.len() < MAX_RUNS_AHEAD {
+            self.top_up_successor();
+        }
+    }
+
+    /// Schedules `table`'s run starting at block `first`: (block count, run).
+    fn schedule(&self, table: &Arc<Table>, first: usize) -> (usize, Arc<Run>) {
+        let count = table.run_length(first, RUN_BYTES);
+        let run = Run::new(RunJob {
+            table: table.clone(),
+            first,
+            count,
+            verify: self.verify,
+        });
+        self.pool.submit(run.clone());
+        (count, run)
+    }
+
+    /// This table is fully scheduled: schedule the next file's first runs into its handoff.
+    fn top_up_successor(&mut self) {
+        if self.handing_to.is_none() {
+            let Some(next) = self.successor.take().and_then(|open| open()) else {
+                return;
+            };
+            let mut handoffs = lock(&self.pool.shared.handoffs);
+            if handoffs.iter().any(|h| Arc::ptr_eq(&h.table, &next)) {
+                return; // another iterator over the same level got there first
+            }
+            handoffs.push(Handoff {
+                table: next.clone(),
+                runs: VecDeque::new(),
+                next: 0,
+            });
+            drop(handoffs);
+            self.handing_to = Some(next);
+        }
+        let Some(next) = self.handing_to.clone() else {
+            return;
+        };
+        let Ok(total) = next.data_handles().map(|h| h.len()) else {
+            return; // its iterator will report the damage when it gets there
+        };
+        let mut handoffs = lock(&self.pool.shared.handoffs);
+        let Some(h) = handoffs.iter_mut().find(|h| Arc::ptr_eq(&h.table, &next)) else {
+            self.handing_to = None; // already adopted
+            return;
+        };
+        while self.ahead.len() + h.runs.len() < MAX_RUNS_AHEAD && h.next < total {
+            let (count, run) = self.schedule(&next, h.next);
+            h.runs.push_back((h.next, count, run));
+            h.next += count;
         }
     }
 
     fn cancel_all(&mut self) {
+        let stats = &self.pool.shared.stats;
         for (_, _, run) in self.ahead.drain(..) {
             if run.cancel() {
-                self.pool.shared.stats.cancelled.fetch_add(1, Relaxed);
+                stats.cancelled.fetch_add(1, Relaxed);
             }
         }
         self.current = None;
@@ -369,6 +462,17 @@ impl Readahead {
 impl Drop for Readahead {
     fn drop(&mut self) {
         self.cancel_all();
+        // A handoff the next file's iterator never adopted (the scan stopped or sought away).
+        if let Some(next) = self.handing_to.take() {
+            let mut handoffs = lock(&self.pool.shared.handoffs);
+            if let Some(i) = handoffs.iter().position(|h| Arc::ptr_eq(&h.table, &next)) {
+                for (_, _, run) in handoffs.swap_remove(i).runs {
+                    if run.cancel() {
+                        self.pool.shared.stats.cancelled.fetch_add(1, Relaxed);
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use super::format::{
     check_handle, decode_block_slice, read_block, BlockHandle, Footer, BLOCK_TRAILER_SIZE,
     FOOTER_SIZE,
 };
-use super::readahead::{Readahead, ReadaheadPool};
+use super::readahead::{Readahead, ReadaheadPool, Successor};
 use super::two_level_iterator::{InnerOpener, TwoLevelIterator};
 use crate::cache::Cache;
 use crate::error::{Error, Result};
@@ -264,11 +264,22 @@ impl Table {
 
     /// An iterator over all entries (internal keys).
     pub fn iter(self: &Arc<Self>, options: ReadOptions) -> TableIterator {
+        self.iter_then(options, None)
+    }
+
+    /// An iterator over all entries; with readahead, `successor` opens the next file of the
+    /// level so that blocks are decoded ahead across the file boundary too.
+    pub fn iter_then(
+        self: &Arc<Self>,
+        options: ReadOptions,
+        successor: Option<Successor>,
+    ) -> TableIterator {
         let readahead = match (&self.settings.readahead, options.readahead) {
             (Some(pool), true) => Some(Readahead::new(
                 pool.clone(),
                 self.clone(),
                 options.verify_checksums,
+                successor,
             )),
             _ => None,
         };

@@ -98,6 +98,11 @@ impl TableCache {
         self.table(number, size)?.internal_get(options, ikey)
     }
 
+    /// The readahead workers tables of this database share, if any.
+    pub fn readahead(&self) -> Option<&Arc<ReadaheadPool>> {
+        self.settings.readahead.as_ref()
+    }
+
     /// Drops a table (after its file is deleted).
     pub fn evict(&self, number: u64) {
         self.tables.erase(&(number, 0));

@@ -16,6 +16,7 @@ use crate::key::{
 };
 use crate::options::config::NUM_LEVELS;
 use crate::options::ReadOptions;
+use crate::table::readahead::Successor;
 use crate::table::table::TableIterator;
 use crate::table::two_level_iterator::{InnerOpener, TwoLevelIterator};
 
@@ -412,8 +413,18 @@ impl InnerOpener for TableOpener {
     fn open(&mut self, index_value: &[u8]) -> Result<TableIterator> {
         let mut b = [0u8; 8];
         b.copy_from_slice(&index_value[..8]);
-        let f = &self.files[u64::from_le_bytes(b) as usize];
-        self.tables.iter(f.number, f.file_size, &self.options)
+        let i = u64::from_le_bytes(b) as usize;
+        let f = &self.files[i];
+        let table = self.tables.table(f.number, f.file_size)?;
+        // Readahead continues into the next file of the level (opened only when it gets there).
+        let successor = match self.files.get(i + 1) {
+            Some(next) if self.options.readahead => {
+                let (tables, number, size) = (self.tables.clone(), next.number, next.file_size);
+                Some(Box::new(move || tables.table(number, size).ok()) as Successor)
+            }
+            _ => None,
+        };
+        Ok(table.iter_then(self.options.clone(), successor))
     }
 }
 
