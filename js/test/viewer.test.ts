@@ -1,0 +1,216 @@
+// The world viewer (www/, built by scripts/build-www.sh and served by scripts/serve-www.mjs) in
+// headless Chromium: three worlds of different eras, each loaded as a .mcworld (zipped here
+// with Python's zipfile into a temp folder) and as a folder (the webkitdirectory input). The
+// summary's data-* figures equal MANIFEST.tsv, the map's data-chunks equals the native CLI's
+// chunk count, the canvas shows the map, a click on a known chunk lists exactly the records
+// the Node API finds; hostile input shows a clear message and the page stays usable.
+// Screenshots go to target/test-artifacts/viewer/.
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+
+import { openWorld } from '../dist/node.js';
+import { repoRoot, tempDir, worlds, worldsDir } from './helpers.js';
+// @ts-expect-error: plain JS module.
+import { serveDir } from '../../scripts/serve-www.mjs';
+
+const CHROMIUM = process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium';
+const releaseCli = process.env.STRATA_CLI ?? path.join(repoRoot, 'target/release/strata');
+const artifacts = path.join(repoRoot, 'target/test-artifacts/viewer');
+const WORLDS = ['amulet_1_16', 'amulet_1_18_vanilla', 'mcpe_0_11_mcedit_testdb'];
+
+let context: BrowserContext;
+let server: { close(): void };
+let page: Page;
+let zips: string;
+
+function zipDir(dir: string, out: string): void {
+  execFileSync('python3', [
+    '-c',
+    `import os, sys, zipfile
+src, out = sys.argv[1:3]
+with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
+    for root, _, files in os.walk(src):
+        for f in sorted(files):
+            p = os.path.join(root, f)
+            z.write(p, os.path.relpath(p, src))`,
+    dir,
+    out,
+  ]);
+}
+
+interface Shown {
+  state: string;
+  message: string;
+  entries?: string;
+  keyBytes?: string;
+  valueBytes?: string;
+  crc32c?: string;
+  chunks?: string;
+}
+
+/** Sets files on an input and waits until the page has finished (ready or error). */
+async function openWith(selector: string, files: string): Promise<Shown> {
+  await page.evaluate(() => (document.body.dataset.state = 'idle'));
+  await page.setInputFiles(selector, files);
+  await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state ?? ''), undefined, { timeout: 120_000 });
+  return page.evaluate(() => {
+    const s = document.getElementById('world-summary')!.dataset;
+    const out: Record<string, string | undefined> = {
+      state: document.body.dataset.state,
+      message: document.getElementById('message')!.textContent ?? '',
+      entries: s.entries,
+      keyBytes: s.keyBytes,
+      valueBytes: s.valueBytes,
+      crc32c: s.crc32c,
+      chunks: document.getElementById('map')!.dataset.chunks,
+    };
+    for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
+    return out as unknown as Shown;
+  });
+}
+
+/** Canvas pixels that are not the background colour. */
+function mapPixels(): Promise<number> {
+  return page.evaluate(() => {
+    const c = document.getElementById('map') as HTMLCanvasElement;
+    const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4) if (d[i] !== 0x1a || d[i + 1] !== 0x1f || d[i + 2] !== 0x24) n++;
+    return n;
+  });
+}
+
+/** Clicks the middle of chunk (x, z) on the map; returns the record names listed. */
+async function inspect(x: number, z: number): Promise<string[]> {
+  const [cx, cy] = await page.evaluate(
+    ([bx, bz]) => (window as unknown as { strataViewer: { pointOf(x: number, z: number): [number, number] } }).strataViewer.pointOf(bx!, bz!),
+    [x * 16 + 8, z * 16 + 8],
+  );
+  await page.locator('#map').scrollIntoViewIfNeeded();
+  const box = (await page.locator('#map').boundingBox())!;
+  const k = box.width / (await page.evaluate(() => (document.getElementById('map') as HTMLCanvasElement).width));
+  await page.mouse.click(box.x + cx * k, box.y + cy * k);
+  await page.waitForSelector(`#inspector[data-chunk="0,${x},${z}"]`);
+  return page.$$eval('#records li', (lis) => lis.map((li) => (li as HTMLElement).dataset.name ?? ''));
+}
+
+beforeAll(async () => {
+  execFileSync('bash', [path.join(repoRoot, 'scripts/build-www.sh')], { stdio: 'inherit' });
+  fs.mkdirSync(artifacts, { recursive: true });
+  zips = tempDir('viewer-zips');
+  for (const w of WORLDS) zipDir(path.join(worldsDir, w), path.join(zips, `${w}.mcworld`));
+  const s = await serveDir(path.join(repoRoot, 'www/dist'));
+  server = s.server;
+  context = await chromium.launchPersistentContext(tempDir('viewer-chromium'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1200, height: 1400 },
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  page = await context.newPage();
+  page.on('pageerror', (e) => console.error('page error:', e));
+  await page.goto(`${s.origin}/`);
+  await page.waitForFunction(() => document.body.dataset.state === 'ready');
+  // Pixel counts without grid lines (the map section is hidden until a world is open).
+  await page.evaluate(() => {
+    const grid = document.getElementById('grid') as HTMLInputElement;
+    grid.checked = false;
+    grid.dispatchEvent(new Event('change'));
+  });
+});
+
+afterAll(async () => {
+  await context?.close();
+  server?.close();
+});
+
+describe('world viewer in Chromium', () => {
+  for (const name of WORLDS) {
+    test(name, async () => {
+      const row = worlds().find((r) => r.name === name)!;
+      const chunks = execFileSync(releaseCli, ['world', 'chunks', path.join(worldsDir, name)], { encoding: 'utf8' }).trim();
+      const want = {
+        state: 'ready',
+        entries: String(row.entries),
+        keyBytes: String(row.keyBytes),
+        valueBytes: String(row.valueBytes),
+        crc32c: String(row.crc32c),
+        chunks,
+      };
+      // The known chunk: the first Overworld chunk, its records from the Node API.
+      const w = await openWorld(path.join(worldsDir, name));
+      const [x, z] = (await w.chunks(0))[0]!;
+      const names = (await w.chunkRecords(0, x, z)).map((r) => r.name);
+      await w.close();
+      expect(names.length).toBeGreaterThan(1);
+
+      for (const [how, selector, file] of [
+        ['mcworld', '#open-mcworld', path.join(zips, `${name}.mcworld`)],
+        ['folder', '#open-folder', path.join(worldsDir, name)],
+      ] as const) {
+        const shown = await openWith(selector, file);
+        expect({ how, ...shown, message: undefined }).toEqual({ how, ...want, message: undefined });
+        expect(shown.message).toBe(`${chunks} of ${chunks} chunks drawn. Click a chunk to inspect its records.`);
+        const pixels = await mapPixels();
+        const listed = await inspect(x, z);
+        await page.screenshot({ path: path.join(artifacts, `${name}-${how}.png`), fullPage: true });
+        expect(pixels).toBeGreaterThan(10_000);
+        expect({ how, names: listed }).toEqual({ how, names });
+      }
+    });
+  }
+
+  test('hostile input shows a clear message and the page stays usable', async () => {
+    const dir = tempDir('viewer-hostile');
+    const bomb = path.join(dir, 'bomb.mcworld');
+    execFileSync('python3', [
+      '-c',
+      `import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
+    z.writestr('level.dat', b'\\0' * 16)
+    z.writestr('db/CURRENT', b'MANIFEST-000001\\n')
+    z.writestr('db/000005.ldb', b'\\0' * (64 << 20))`,
+      bomb,
+    ]);
+    const whole = fs.readFileSync(path.join(zips, 'amulet_1_16.mcworld'));
+    const truncated = path.join(dir, 'truncated.mcworld');
+    fs.writeFileSync(truncated, whole.subarray(0, whole.length >> 1));
+    const notWorld = path.join(dir, 'not-a-world');
+    fs.mkdirSync(path.join(notWorld, 'notes'), { recursive: true });
+    fs.writeFileSync(path.join(notWorld, 'levelname.txt'), 'My world');
+    fs.writeFileSync(path.join(notWorld, 'notes', 'readme.txt'), 'no level.dat here');
+    const damaged = path.join(dir, 'damaged');
+    fs.cpSync(path.join(worldsDir, 'amulet_1_16'), damaged, { recursive: true });
+    const ldb = path.join(damaged, 'db', fs.readdirSync(path.join(damaged, 'db')).find((f) => f.endsWith('.ldb'))!);
+    fs.chmodSync(ldb, 0o644);
+    const table = fs.readFileSync(ldb);
+    const mid = table.length >> 1;
+    for (let i = 0; i < 4096; i++) table[mid + i] = (i * 37 + 11) & 0xff;
+    fs.writeFileSync(ldb, table);
+
+    const cases = [
+      ['zip-bomb', '#open-mcworld', bomb, '“bomb.mcworld” was refused: it looks like a zip bomb (mcworld: db/000005.ldb inflates more than 200× its compressed size).'],
+      ['truncated', '#open-mcworld', truncated, '“truncated.mcworld” is not a readable .mcworld: the zip is truncated or damaged ('],
+      ['no-level-dat', '#open-folder', notWorld, 'The folder “not-a-world” is not a Bedrock world: it holds no level.dat and no db/ folder.'],
+      ["damaged-table", '#open-folder', damaged, "The world's database is damaged in 000005.ldb at offset "],
+    ] as const;
+    for (const [label, selector, file, text] of cases) {
+      const shown = await openWith(selector, file);
+      expect({ label, state: shown.state, entries: shown.entries, kind: await page.getAttribute('#message', 'data-kind') }).toEqual({
+        label,
+        state: 'error',
+        entries: undefined,
+        kind: 'error',
+      });
+      expect(shown.message.startsWith(text), `${label}: ${shown.message}`).toBe(true);
+      await page.screenshot({ path: path.join(artifacts, `error-${label}.png`), fullPage: true });
+    }
+    // Still usable: a good world opens after all of them.
+    const again = await openWith('#open-mcworld', path.join(zips, 'mcpe_0_11_mcedit_testdb.mcworld'));
+    expect([again.state, again.entries, again.chunks]).toEqual(['ready', '561', '256']);
+  });
+});

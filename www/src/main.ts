@@ -1,0 +1,285 @@
+// The world viewer page: opens a Bedrock world (a picked or dropped folder, read-only in
+// place; or a .mcworld unpacked in the worker's memory), shows its summary and key kinds,
+// its map per dimension and a chunk inspector. Uses only the package's public browser API;
+// all engine work runs in its worker, so the page stays responsive.
+//
+// Stable hooks for tests: #world-summary gets data-entries, data-key-bytes, data-value-bytes
+// and data-crc32c once the world is open and scanned (removed while another one loads);
+// #map gets data-chunks (chunks drawn); #message has data-kind="error" for a failure;
+// body[data-state] is loading | ready | error.
+
+import { openMcworld, openWorld, type World, type WorldSummary } from 'strata-level/browser';
+
+import { Inspector } from './inspector.js';
+import { MapView } from './map-view.js';
+import { filesOfEntry, filesOfHandle, filesOfInput, worldRoot, type DirectoryPicker, type PickedFile } from './picked.js';
+
+const MAX_MAP_PIXELS = 4 << 20;
+const GAME_MODES = ['survival', 'creative', 'adventure', 'spectator'];
+
+function $<T extends HTMLElement>(id: string): T {
+  return document.getElementById(id) as T;
+}
+
+const message = $('message');
+const summaryEl = $('world-summary');
+const dimensionSel = $<HTMLSelectElement>('dimension');
+const inspector = new Inspector($('inspector'), $('inspector-title'), $<HTMLUListElement>('records'), $('record-view'));
+
+let world: World | undefined;
+let summary: WorldSummary | undefined;
+let generation = 0;
+
+const mapView = new MapView($<HTMLCanvasElement>('map'), $('coords'), {
+  onChunkClick: (x, z) => {
+    if (!world) return;
+    const w = world;
+    inspector.show(w, Number(dimensionSel.value) as 0 | 1 | 2, x, z).catch((e: unknown) => showError(describe(e, 'the chunk')));
+  },
+  fetchTiles: (chunks) => (world ? world.surfaceTiles(Number(dimensionSel.value) as 0 | 1 | 2, chunks) : Promise.resolve(new Map())),
+});
+
+function setState(state: 'loading' | 'ready' | 'error'): void {
+  document.body.dataset.state = state;
+}
+
+function say(text: string, kind: 'info' | 'busy' | 'error' = 'info'): void {
+  message.hidden = false;
+  message.dataset.kind = kind;
+  message.textContent = text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+function showError(text: string): void {
+  say(text, 'error');
+  setState('error');
+}
+
+interface ErrorLike {
+  code?: string;
+  message?: string;
+  file?: string;
+  offset?: number;
+}
+
+/** A message a player can act on, keeping the engine's own words as the detail. */
+export function describe(e: unknown, what: string): string {
+  const err = (e ?? {}) as ErrorLike;
+  const msg = String(err.message ?? e);
+  // The engine's messages start with their kind ("Corruption: ", "Invalid argument: ", …).
+  const detail = msg.replace(/^(NotFound|Corruption|IO error|Invalid argument|Locked|Not supported|No space): /, '');
+  if (msg.includes('mcworld:')) {
+    if (msg.includes('inflates')) return `${what} was refused: it looks like a zip bomb (${detail}).`;
+    if (msg.includes('not a readable zip')) return `${what} is not a readable .mcworld: the zip is truncated or damaged (${detail}).`;
+    return `${what} was refused: ${detail}.`;
+  }
+  if (err.code === 'LEVEL_CORRUPTION') {
+    const where = err.file ? ` in ${err.file}${err.offset !== undefined ? ` at offset ${err.offset}` : ''}` : '';
+    return `The world's database is damaged${where}: ${detail}. Nothing was changed (worlds open read-only).`;
+  }
+  if (err.code === 'LEVEL_NOT_FOUND') return `${what} could not be opened: ${detail}.`;
+  return `${what} could not be opened: ${err.code ? `${err.code}: ` : ''}${detail}`;
+}
+
+function clearWorldView(): void {
+  for (const a of ['entries', 'keyBytes', 'valueBytes', 'crc32c']) delete summaryEl.dataset[a];
+  delete $('map').dataset.chunks;
+  $('summary-section').hidden = true;
+  $('map-section').hidden = true;
+  inspector.clear();
+}
+
+async function closeWorld(): Promise<void> {
+  const w = world;
+  world = undefined;
+  summary = undefined;
+  if (w) await w.close().catch(() => {});
+}
+
+function row(dl: HTMLElement, name: string, value: string): void {
+  const dt = document.createElement('dt');
+  dt.textContent = name;
+  const dd = document.createElement('dd');
+  dd.textContent = value;
+  dl.append(dt, dd);
+}
+
+/** Opens whatever `open` returns as the current world and shows it. */
+async function load(label: string, open: () => Promise<World>): Promise<void> {
+  const gen = ++generation;
+  setState('loading');
+  say(`Opening ${label}…`, 'busy');
+  clearWorldView();
+  await closeWorld();
+  let w: World;
+  try {
+    w = await open();
+  } catch (e) {
+    if (gen === generation) showError(describe(e, label));
+    return;
+  }
+  if (gen !== generation) {
+    await w.close();
+    return;
+  }
+  world = w;
+  try {
+    say(`Reading ${label}: key kinds, chunks and checksum…`, 'busy');
+    const s = await w.summary();
+    const scan = await w.db.scan();
+    const props = await w.db.properties();
+    if (gen !== generation) return;
+    summary = s;
+    const dat = s.levelDat;
+    $('world-name').textContent = dat?.name ?? label;
+    summaryEl.replaceChildren();
+    if (dat) {
+      row(summaryEl, 'game version', dat.gameVersion ?? '—');
+      row(summaryEl, 'seed', dat.seed ?? '—');
+      row(summaryEl, 'spawn', dat.spawn ? dat.spawn.join(', ') : '—');
+      row(summaryEl, 'game mode', dat.gameMode === null ? '—' : (GAME_MODES[dat.gameMode] ?? String(dat.gameMode)));
+      row(summaryEl, 'storage version', String(dat.storageVersion));
+    } else {
+      row(summaryEl, 'level.dat', s.levelDatError ? `unreadable: ${s.levelDatError}` : 'none (a bare db folder)');
+    }
+    row(summaryEl, 'entries', scan.entries.toLocaleString('en'));
+    row(summaryEl, 'key bytes', scan.keyBytes.toLocaleString('en'));
+    row(summaryEl, 'value bytes', scan.valueBytes.toLocaleString('en'));
+    row(summaryEl, 'CRC-32C', `0x${scan.crc32c.toString(16).padStart(8, '0')}`);
+    row(summaryEl, 'files per level', props.filesPerLevel.join(' '));
+    row(summaryEl, 'chunks', `Overworld ${s.chunks[0]} · Nether ${s.chunks[1]} · End ${s.chunks[2]}`);
+    summaryEl.dataset.entries = String(scan.entries);
+    summaryEl.dataset.keyBytes = String(scan.keyBytes);
+    summaryEl.dataset.valueBytes = String(scan.valueBytes);
+    summaryEl.dataset.crc32c = String(scan.crc32c);
+    const tbody = $('kinds').querySelector('tbody')!;
+    tbody.replaceChildren(
+      ...[...s.kinds, { kind: 'total', ...s.total }].map((k) => {
+        const tr = document.createElement('tr');
+        for (const v of [k.kind, k.count, k.keyBytes, k.valueBytes]) {
+          const td = document.createElement('td');
+          td.textContent = typeof v === 'number' ? v.toLocaleString('en') : v;
+          tr.append(td);
+        }
+        return tr;
+      }),
+    );
+    $('summary-section').hidden = false;
+    const first = s.chunks.findIndex((n) => n > 0);
+    dimensionSel.value = String(first < 0 ? 0 : first);
+    await showMap(gen);
+  } catch (e) {
+    if (gen === generation) showError(describe(e, label));
+  }
+}
+
+async function showMap(gen = generation): Promise<void> {
+  const w = world;
+  if (!w) return;
+  const dimension = Number(dimensionSel.value) as 0 | 1 | 2;
+  say('Drawing the map…', 'busy');
+  setState('loading');
+  const chunks = await w.chunks(dimension);
+  let ppc = 16;
+  if (chunks.length > 0) {
+    const xs = chunks.map((c) => c[0]);
+    const zs = chunks.map((c) => c[1]);
+    const wChunks = Math.max(...xs) - Math.min(...xs) + 1;
+    const hChunks = Math.max(...zs) - Math.min(...zs) + 1;
+    while (ppc > 1 && wChunks * hChunks * ppc * ppc > MAX_MAP_PIXELS) ppc /= 2;
+  }
+  const image = await w.map({ dimension, pixelsPerChunk: ppc });
+  if (gen !== generation || w !== world) return;
+  const spawn = dimension === 0 && summary?.levelDat?.spawn ? ([summary.levelDat.spawn[0], summary.levelDat.spawn[2]] as [number, number]) : undefined;
+  $('map-section').hidden = false;
+  mapView.show(image, chunks, spawn);
+  const failed = image.chunksFailed > 0 ? `, ${image.chunksFailed} could not be decoded` : '';
+  say(`${image.chunksDrawn} of ${chunks.length} chunks drawn${failed}. Click a chunk to inspect its records.`);
+  setState('ready');
+}
+
+function openFolder(files: PickedFile[], label: string): void {
+  const root = worldRoot(files);
+  if (root === undefined || root === '') {
+    generation++;
+    clearWorldView();
+    void closeWorld();
+    showError(`${label} is not a Bedrock world: it holds no level.dat and no db/ folder. Pick the world's own folder (the one holding level.dat and db/).`);
+    return;
+  }
+  void load(`the folder “${root}”`, () => openWorld(root, { storage: 'files', files }));
+}
+
+function openZip(file: File): void {
+  void load(`“${file.name}”`, async () => openMcworld(new Uint8Array(await file.arrayBuffer())));
+}
+
+$('open-folder-button').addEventListener('click', () => {
+  const picker = (window as unknown as { showDirectoryPicker?: DirectoryPicker }).showDirectoryPicker;
+  if (!picker) {
+    $<HTMLInputElement>('open-folder').click();
+    return;
+  }
+  picker({ mode: 'read' }).then(
+    async (dir) => openFolder(await filesOfHandle(dir), `the folder “${dir.name}”`),
+    (e: unknown) => {
+      if ((e as { name?: string }).name !== 'AbortError') showError(describe(e, 'the folder'));
+    },
+  );
+});
+
+$<HTMLInputElement>('open-folder').addEventListener('change', (ev) => {
+  const input = ev.target as HTMLInputElement;
+  if (!input.files || input.files.length === 0) return;
+  const files = filesOfInput(input.files);
+  const top = files[0]!.path.split('/')[0] ?? 'the folder';
+  openFolder(files, `the folder “${top}”`);
+  input.value = '';
+});
+
+$<HTMLInputElement>('open-mcworld').addEventListener('change', (ev) => {
+  const input = ev.target as HTMLInputElement;
+  const file = input.files?.[0];
+  if (file) openZip(file);
+  input.value = '';
+});
+
+dimensionSel.addEventListener('change', () => {
+  inspector.clear();
+  showMap().catch((e: unknown) => showError(describe(e, 'the map')));
+});
+$('zoom-in').addEventListener('click', () => mapView.zoomAt(1.5));
+$('zoom-out').addEventListener('click', () => mapView.zoomAt(1 / 1.5));
+$('zoom-fit').addEventListener('click', () => mapView.fit());
+$<HTMLInputElement>('grid').addEventListener('change', (ev) => {
+  mapView.grid = (ev.target as HTMLInputElement).checked;
+  mapView.draw();
+});
+
+document.addEventListener('dragover', (ev) => {
+  ev.preventDefault();
+  document.body.classList.add('dragging');
+});
+document.addEventListener('dragleave', () => document.body.classList.remove('dragging'));
+document.addEventListener('drop', (ev) => {
+  ev.preventDefault();
+  document.body.classList.remove('dragging');
+  const item = ev.dataTransfer?.items[0];
+  const entry = item?.webkitGetAsEntry?.();
+  if (entry?.isDirectory) {
+    filesOfEntry(entry).then(
+      (files) => openFolder(files, `the folder “${entry.name}”`),
+      (e: unknown) => showError(describe(e, 'the dropped folder')),
+    );
+    return;
+  }
+  const file = ev.dataTransfer?.files[0];
+  if (file) openZip(file);
+});
+
+/** For tests: the canvas point of block (x, z) on the current map. */
+(window as unknown as { strataViewer: unknown }).strataViewer = {
+  pointOf: (x: number, z: number) => mapView.pointOf(x, z),
+};
+
+say('Open a world folder or a .mcworld to begin.');
+setState('ready');

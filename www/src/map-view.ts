@@ -1,0 +1,225 @@
+// The map canvas: a top-down image of one dimension (from World.map) drawn with pan and zoom,
+// an optional chunk grid, a spawn marker, block coordinates under the cursor, and — when
+// zoomed in — real top-block tiles fetched in batches (World.surfaceTiles) for the visible
+// chunks. A click that is not a drag reports the chunk under the cursor.
+//
+// Invariants: `scale` is screen pixels per block; block (bx, bz) is drawn at
+// (bx - originX) * scale + panX; the base image covers chunks from (minChunkX, minChunkZ) at
+// `pixelsPerChunk`, so one image pixel is 16 / pixelsPerChunk blocks.
+
+import type { MapImage } from 'strata-level/browser';
+
+export interface MapCallbacks {
+  onChunkClick(x: number, z: number): void;
+  /** Tiles for chunks not fetched yet; resolves with those that have block data. */
+  fetchTiles(chunks: Array<[number, number]>): Promise<Map<string, Uint8Array>>;
+}
+
+const TILE_SCALE = 3; // screen pixels per block from which block tiles are shown
+
+export class MapView {
+  private image: MapImage | undefined;
+  private base: HTMLCanvasElement | undefined;
+  private chunkSet = new Set<string>();
+  private tiles = new Map<string, HTMLCanvasElement | null>();
+  private pending = false;
+  private scale = 1;
+  private panX = 0;
+  private panZ = 0;
+  private spawn: [number, number] | undefined;
+  private drag: { x: number; y: number; panX: number; panZ: number; moved: boolean } | undefined;
+  grid = true;
+
+  constructor(
+    private readonly canvas: HTMLCanvasElement,
+    private readonly coords: HTMLElement,
+    private readonly cb: MapCallbacks,
+  ) {
+    canvas.addEventListener('wheel', (e) => {
+      e.preventDefault();
+      this.zoomAt(e.deltaY < 0 ? 1.25 : 0.8, ...this.canvasPoint(e));
+    });
+    canvas.addEventListener('pointerdown', (e) => {
+      this.drag = { x: e.clientX, y: e.clientY, panX: this.panX, panZ: this.panZ, moved: false };
+      canvas.setPointerCapture(e.pointerId);
+    });
+    canvas.addEventListener('pointermove', (e) => {
+      const [cx, cy] = this.canvasPoint(e);
+      this.showCoords(cx, cy);
+      if (!this.drag) return;
+      const k = this.canvas.width / this.canvas.clientWidth;
+      const dx = (e.clientX - this.drag.x) * k;
+      const dy = (e.clientY - this.drag.y) * k;
+      if (Math.abs(dx) + Math.abs(dy) > 4) this.drag.moved = true;
+      this.panX = this.drag.panX + dx;
+      this.panZ = this.drag.panZ + dy;
+      this.draw();
+    });
+    canvas.addEventListener('pointerup', (e) => {
+      const d = this.drag;
+      this.drag = undefined;
+      if (d && !d.moved) {
+        const [bx, bz] = this.blockAt(...this.canvasPoint(e));
+        this.cb.onChunkClick(Math.floor(bx / 16), Math.floor(bz / 16));
+      }
+    });
+  }
+
+  private canvasPoint(e: MouseEvent): [number, number] {
+    const r = this.canvas.getBoundingClientRect();
+    const k = this.canvas.width / r.width;
+    return [(e.clientX - r.left) * k, (e.clientY - r.top) * k];
+  }
+
+  /** The block (x, z) under canvas point (cx, cy). */
+  blockAt(cx: number, cy: number): [number, number] {
+    const img = this.image;
+    const ox = img ? img.minChunkX * 16 : 0;
+    const oz = img ? img.minChunkZ * 16 : 0;
+    return [Math.floor((cx - this.panX) / this.scale) + ox, Math.floor((cy - this.panZ) / this.scale) + oz];
+  }
+
+  /** The canvas point of block (bx, bz) — for tests and markers. */
+  pointOf(bx: number, bz: number): [number, number] {
+    const img = this.image!;
+    return [(bx - img.minChunkX * 16 + 0.5) * this.scale + this.panX, (bz - img.minChunkZ * 16 + 0.5) * this.scale + this.panZ];
+  }
+
+  private showCoords(cx: number, cy: number): void {
+    if (!this.image) return;
+    const [bx, bz] = this.blockAt(cx, cy);
+    const cxk = Math.floor(bx / 16);
+    const czk = Math.floor(bz / 16);
+    const has = this.chunkSet.has(`${cxk},${czk}`) ? '' : ' (no chunk)';
+    this.coords.textContent = `x ${bx}, z ${bz} · chunk ${cxk}, ${czk}${has}`;
+  }
+
+  /** Shows a new map (another world or dimension); fits it to the canvas. */
+  show(image: MapImage, chunks: Array<[number, number]>, spawn: [number, number] | undefined): void {
+    this.image = image;
+    this.spawn = spawn;
+    this.chunkSet = new Set(chunks.map(([x, z]) => `${x},${z}`));
+    this.tiles.clear();
+    this.base = document.createElement('canvas');
+    this.base.width = Math.max(1, image.width);
+    this.base.height = Math.max(1, image.height);
+    if (image.width > 0) {
+      const data = new ImageData(new Uint8ClampedArray(image.rgba), image.width, image.height);
+      this.base.getContext('2d')!.putImageData(data, 0, 0);
+    }
+    this.canvas.dataset.chunks = String(image.chunksDrawn);
+    this.fit();
+  }
+
+  fit(): void {
+    const img = this.image;
+    if (!img || img.width === 0) {
+      this.draw();
+      return;
+    }
+    const blocksW = (img.width / img.pixelsPerChunk) * 16;
+    const blocksH = (img.height / img.pixelsPerChunk) * 16;
+    this.scale = Math.min(this.canvas.width / blocksW, this.canvas.height / blocksH) * 0.95;
+    this.panX = (this.canvas.width - blocksW * this.scale) / 2;
+    this.panZ = (this.canvas.height - blocksH * this.scale) / 2;
+    this.draw();
+  }
+
+  zoomAt(factor: number, cx = this.canvas.width / 2, cy = this.canvas.height / 2): void {
+    const next = Math.min(64, Math.max(0.02, this.scale * factor));
+    const f = next / this.scale;
+    this.panX = cx - (cx - this.panX) * f;
+    this.panZ = cy - (cy - this.panZ) * f;
+    this.scale = next;
+    this.draw();
+  }
+
+  draw(): void {
+    const ctx = this.canvas.getContext('2d')!;
+    ctx.fillStyle = '#1a1f24';
+    ctx.fillRect(0, 0, this.canvas.width, this.canvas.height);
+    const img = this.image;
+    if (!img || !this.base || img.width === 0) return;
+    ctx.imageSmoothingEnabled = false;
+    const blockPerPixel = 16 / img.pixelsPerChunk;
+    ctx.drawImage(this.base, this.panX, this.panZ, img.width * blockPerPixel * this.scale, img.height * blockPerPixel * this.scale);
+    const [bx0, bz0] = this.blockAt(0, 0);
+    const [bx1, bz1] = this.blockAt(this.canvas.width, this.canvas.height);
+    const chunkPx = 16 * this.scale;
+    if (this.scale >= TILE_SCALE) {
+      const missing: Array<[number, number]> = [];
+      for (let cz = Math.floor(bz0 / 16); cz <= Math.floor(bz1 / 16); cz++) {
+        for (let cx = Math.floor(bx0 / 16); cx <= Math.floor(bx1 / 16); cx++) {
+          const key = `${cx},${cz}`;
+          if (!this.chunkSet.has(key)) continue;
+          const tile = this.tiles.get(key);
+          if (tile === undefined) missing.push([cx, cz]);
+          else if (tile) ctx.drawImage(tile, ...this.pointOfChunk(cx, cz), chunkPx, chunkPx);
+        }
+      }
+      if (missing.length > 0) void this.loadTiles(missing.slice(0, 512));
+    }
+    if (this.grid && chunkPx >= 8) {
+      ctx.strokeStyle = 'rgba(0,0,0,0.25)';
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      for (let cx = Math.floor(bx0 / 16); cx <= Math.floor(bx1 / 16) + 1; cx++) {
+        const x = Math.round(this.pointOfChunk(cx, 0)[0]) + 0.5;
+        ctx.moveTo(x, 0);
+        ctx.lineTo(x, this.canvas.height);
+      }
+      for (let cz = Math.floor(bz0 / 16); cz <= Math.floor(bz1 / 16) + 1; cz++) {
+        const y = Math.round(this.pointOfChunk(0, cz)[1]) + 0.5;
+        ctx.moveTo(0, y);
+        ctx.lineTo(this.canvas.width, y);
+      }
+      ctx.stroke();
+    }
+    if (this.spawn) {
+      const [sx, sy] = this.pointOf(...this.spawn);
+      ctx.fillStyle = '#ff3b3b';
+      ctx.strokeStyle = '#fff';
+      ctx.lineWidth = 2;
+      ctx.beginPath();
+      ctx.arc(sx, sy, 6, 0, Math.PI * 2);
+      ctx.fill();
+      ctx.stroke();
+      ctx.fillStyle = '#fff';
+      ctx.font = '12px system-ui';
+      ctx.fillText('spawn', sx + 9, sy + 4);
+    }
+  }
+
+  private pointOfChunk(cx: number, cz: number): [number, number] {
+    const img = this.image!;
+    return [(cx - img.minChunkX) * 16 * this.scale + this.panX, (cz - img.minChunkZ) * 16 * this.scale + this.panZ];
+  }
+
+  private async loadTiles(chunks: Array<[number, number]>): Promise<void> {
+    if (this.pending) return;
+    this.pending = true;
+    const image = this.image;
+    try {
+      const got = await this.cb.fetchTiles(chunks);
+      if (image !== this.image) return;
+      for (const [x, z] of chunks) {
+        const key = `${x},${z}`;
+        const rgba = got.get(key);
+        if (!rgba) {
+          this.tiles.set(key, null);
+          continue;
+        }
+        const c = document.createElement('canvas');
+        c.width = 16;
+        c.height = 16;
+        c.getContext('2d')!.putImageData(new ImageData(new Uint8ClampedArray(rgba), 16, 16), 0, 0);
+        this.tiles.set(key, c);
+      }
+    } catch {
+      for (const [x, z] of chunks) this.tiles.set(`${x},${z}`, null);
+    } finally {
+      this.pending = false;
+    }
+    this.draw();
+  }
+}

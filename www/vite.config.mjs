@@ -1,0 +1,14 @@
+// Vite build of the web pages (www/ → www/dist). The pages import the npm package's public
+// browser entry (`strata-level/browser`), resolved to js/dist so the worker and the wasm file
+// are bundled as assets. No plugins; relative base so dist/ can be served from any path.
+import { fileURLToPath } from 'node:url';
+
+export default {
+  base: './',
+  resolve: {
+    alias: { 'strata-level/browser': fileURLToPath(new URL('../js/dist/browser.js', import.meta.url)) },
+  },
+  worker: { format: 'es' },
+  build: { outDir: 'dist', emptyOutDir: true, target: 'es2022', chunkSizeWarningLimit: 2048 },
+  logLevel: 'warn',
+};
