@@ -12,7 +12,7 @@ echo "== cargo test"
 cargo test --all-targets
 echo "== wasm + TypeScript build"
 bash scripts/build-wasm.sh
-echo "== js: vitest (worlds, API, interop, packaging, browser)"
+echo "== js: vitest (worlds, API, interop, packaging, browser, World API, world viewer in Chromium)"
 (cd js && npx vitest run)
 echo "== js: abstract-level compliance suite"
 (cd js && node test/abstract-level.mjs > ../target/abstract-level.tap) || { tail -50 target/abstract-level.tap; exit 1; }

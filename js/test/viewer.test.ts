@@ -13,12 +13,13 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 
 import { openWorld } from '../dist/node.js';
-import { repoRoot, tempDir, worlds, worldsDir } from './helpers.js';
+import { cliPath, repoRoot, tempDir, worlds, worldsDir } from './helpers.js';
 // @ts-expect-error: plain JS module.
 import { serveDir } from '../../scripts/serve-www.mjs';
 
 const CHROMIUM = process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium';
-const releaseCli = process.env.STRATA_CLI ?? path.join(repoRoot, 'target/release/strata');
+// The release CLI when built (npm start builds it), else the debug one `cargo test` builds.
+const releaseCli = process.env.STRATA_CLI ?? (fs.existsSync(path.join(repoRoot, 'target/release/strata')) ? path.join(repoRoot, 'target/release/strata') : cliPath);
 const artifacts = path.join(repoRoot, 'target/test-artifacts/viewer');
 const WORLDS = ['amulet_1_16', 'amulet_1_18_vanilla', 'mcpe_0_11_mcedit_testdb'];
 

@@ -10,9 +10,10 @@ import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 
 import { openMcworld, openWorld, type World } from '../dist/node.js';
-import { repoRoot, tempDir, worlds, worldsDir } from './helpers.js';
+import { cliPath, repoRoot, tempDir, worlds, worldsDir } from './helpers.js';
 
-const releaseCli = process.env.STRATA_CLI ?? path.join(repoRoot, 'target/release/strata');
+// The release CLI when built (npm start builds it), else the debug one `cargo test` builds.
+const releaseCli = process.env.STRATA_CLI ?? (fs.existsSync(path.join(repoRoot, 'target/release/strata')) ? path.join(repoRoot, 'target/release/strata') : cliPath);
 
 /** Chunks with a Version record per dimension, from the native CLI. */
 function cliChunks(world: string): [number, number, number] {
