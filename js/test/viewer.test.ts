@@ -146,6 +146,15 @@ describe('world viewer in Chromium', () => {
       const w = await openWorld(path.join(worldsDir, name));
       const [x, z] = (await w.chunks(0))[0]!;
       const names = (await w.chunkRecords(0, x, z)).map((r) => r.name);
+      // Every key under the chunk's 8-byte prefix (any dimension), for the key browser.
+      const prefix = new Uint8Array(8);
+      new DataView(prefix.buffer).setInt32(0, x, true);
+      new DataView(prefix.buffer).setInt32(4, z, true);
+      let end = 8;
+      while (end > 0 && prefix[end - 1] === 0xff) end--;
+      const upper = prefix.slice(0, end);
+      upper[end - 1]! += 1;
+      const underPrefix = (await w.db.iterator({ gte: prefix, lt: upper, values: false }).all()).length;
       await w.close();
       expect(names.length).toBeGreaterThan(1);
 
@@ -161,6 +170,18 @@ describe('world viewer in Chromium', () => {
         await page.screenshot({ path: path.join(artifacts, `${name}-${how}.png`), fullPage: true });
         expect(pixels).toBeGreaterThan(10_000);
         expect({ how, names: listed }).toEqual({ how, names });
+        if (how === 'folder') {
+          // Key browser: the player record (an NBT tree), then the chunk's hex prefix.
+          await page.fill('#key-prefix', '~local_player');
+          await page.click('#key-search button');
+          await page.waitForSelector('#keys-section[data-keys="1"]');
+          await page.click('#key-list li');
+          await page.waitForSelector('#key-view .nbt');
+          const hex = Array.from(prefix, (b) => b.toString(16).padStart(2, '0')).join('');
+          await page.fill('#key-prefix', `0x${hex}`);
+          await page.click('#key-search button');
+          await page.waitForSelector(`#keys-section[data-keys="${underPrefix}"]`);
+        }
       }
     });
   }

@@ -1,5 +1,5 @@
 // The chunk inspector: every record of the clicked chunk (tag, subchunk, size) and, for the
-// selected record, its value as an NBT tree (collapsible) when it decodes as NBT, else a hex
+// selected record (or any key, for the key browser), its value as an NBT tree (collapsible) when it decodes as NBT, else a hex
 // view (first 64 KiB). Renders with DOM nodes and textContent only (values are untrusted).
 
 import type { ChunkRecord, NbtRoot, World } from 'strata-level/browser';
@@ -87,17 +87,26 @@ export class Inspector {
   }
 
   private async showRecord(world: World, r: ChunkRecord): Promise<void> {
-    const head = el('p', `${r.name} · key ${[...r.key].map((b) => b.toString(16).padStart(2, '0')).join('')} · ${r.size} bytes`);
-    try {
-      const roots = await world.nbt(r.key);
-      if (roots !== undefined) {
-        this.view.replaceChildren(head, nbtTree(roots));
-        return;
-      }
-    } catch {
-      // Not NBT: show the bytes.
-    }
-    const value = (await world.db.get(r.key)) as Uint8Array | undefined;
-    this.view.replaceChildren(head, el('pre', value ? hexDump(value) : '(absent)'));
+    await showValue(world, r.key, `${r.name} · key ${toHex(r.key)} · ${r.size} bytes`, this.view);
   }
+}
+
+export function toHex(bytes: Uint8Array): string {
+  return [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Shows the value of `key` in `view`: an NBT tree when it decodes as NBT, else a hex dump. */
+export async function showValue(world: World, key: Uint8Array, heading: string, view: HTMLElement): Promise<void> {
+  const head = el('p', heading);
+  try {
+    const roots = await world.nbt(key);
+    if (roots !== undefined) {
+      view.replaceChildren(head, nbtTree(roots));
+      return;
+    }
+  } catch {
+    // Not NBT: show the bytes.
+  }
+  const value = (await world.db.get(key)) as Uint8Array | undefined;
+  view.replaceChildren(head, el('pre', value ? hexDump(value) : '(absent)'));
 }

@@ -1,17 +1,19 @@
 // The world viewer page: opens a Bedrock world (a picked or dropped folder, read-only in
 // place; or a .mcworld unpacked in the worker's memory), shows its summary and key kinds,
-// its map per dimension and a chunk inspector. Uses only the package's public browser API;
+// its map per dimension (spawn and player markers), a chunk inspector and a key browser. Uses only the package's public browser API;
 // all engine work runs in its worker, so the page stays responsive.
 //
 // Stable hooks for tests: #world-summary gets data-entries, data-key-bytes, data-value-bytes
 // and data-crc32c once the world is open and scanned (removed while another one loads);
-// #map gets data-chunks (chunks drawn); #message has data-kind="error" for a failure;
+// #map gets data-chunks (chunks drawn); #inspector data-chunk and data-records; #keys-section
+// data-keys (keys listed by the last search); #message has data-kind="error" for a failure;
 // body[data-state] is loading | ready | error.
 
 import { openMcworld, openWorld, type World, type WorldSummary } from 'strata-level/browser';
 
 import { Inspector } from './inspector.js';
-import { MapView } from './map-view.js';
+import { KeyBrowser } from './keys.js';
+import { MapView, type Marker } from './map-view.js';
 import { filesOfEntry, filesOfHandle, filesOfInput, worldRoot, type DirectoryPicker, type PickedFile } from './picked.js';
 
 const MAX_MAP_PIXELS = 4 << 20;
@@ -26,7 +28,10 @@ const summaryEl = $('world-summary');
 const dimensionSel = $<HTMLSelectElement>('dimension');
 const inspector = new Inspector($('inspector'), $('inspector-title'), $<HTMLUListElement>('records'), $('record-view'));
 
+const keyBrowser = new KeyBrowser($('keys-section'), $<HTMLUListElement>('key-list'), $('key-view'), $('key-count'));
+
 let world: World | undefined;
+let players: Array<Marker & { dimension: number }> = [];
 let summary: WorldSummary | undefined;
 let generation = 0;
 
@@ -86,6 +91,8 @@ function clearWorldView(): void {
   $('summary-section').hidden = true;
   $('map-section').hidden = true;
   inspector.clear();
+  keyBrowser.attach(undefined);
+  players = [];
 }
 
 async function closeWorld(): Promise<void> {
@@ -164,6 +171,8 @@ async function load(label: string, open: () => Promise<World>): Promise<void> {
       }),
     );
     $('summary-section').hidden = false;
+    keyBrowser.attach(w);
+    players = await playerMarkers(w);
     const first = s.chunks.findIndex((n) => n > 0);
     dimensionSel.value = String(first < 0 ? 0 : first);
     await showMap(gen);
@@ -189,12 +198,42 @@ async function showMap(gen = generation): Promise<void> {
   }
   const image = await w.map({ dimension, pixelsPerChunk: ppc });
   if (gen !== generation || w !== world) return;
-  const spawn = dimension === 0 && summary?.levelDat?.spawn ? ([summary.levelDat.spawn[0], summary.levelDat.spawn[2]] as [number, number]) : undefined;
+  const markers: Marker[] = players.filter((p) => p.dimension === dimension);
+  const spawn = summary?.levelDat?.spawn;
+  if (dimension === 0 && spawn) markers.unshift({ x: spawn[0], z: spawn[2], label: 'spawn', colour: '#ff3b3b' });
   $('map-section').hidden = false;
-  mapView.show(image, chunks, spawn);
+  mapView.show(image, chunks, markers);
   const failed = image.chunksFailed > 0 ? `, ${image.chunksFailed} could not be decoded` : '';
   say(`${image.chunksDrawn} of ${chunks.length} chunks drawn${failed}. Click a chunk to inspect its records.`);
   setState('ready');
+}
+
+/** Where the players are: `Pos` and `DimensionId` of ~local_player and every player_* record. */
+async function playerMarkers(w: World): Promise<Array<Marker & { dimension: number }>> {
+  const enc = new TextEncoder();
+  const keys = [
+    ...((await w.db.iterator({ gte: '~local_player', lte: '~local_player', values: false }).all()) as Array<[Uint8Array, unknown]>),
+    ...((await w.db.iterator({ gte: 'player_', lt: 'player`', values: false, limit: 64 }).all()) as Array<[Uint8Array, unknown]>),
+  ].map(([k]) => k);
+  const out: Array<Marker & { dimension: number }> = [];
+  for (const key of keys) {
+    try {
+      const value = (await w.nbt(key))?.[0]?.value as { Pos?: unknown; DimensionId?: unknown } | undefined;
+      const pos = value?.Pos;
+      if (!Array.isArray(pos) || typeof pos[0] !== 'number' || typeof pos[2] !== 'number') continue;
+      const local = key.length === enc.encode('~local_player').length && key[0] === 0x7e;
+      out.push({
+        x: Math.floor(pos[0]),
+        z: Math.floor(pos[2]),
+        dimension: typeof value?.DimensionId === 'number' ? value.DimensionId : 0,
+        label: local ? 'player (local)' : 'player',
+        colour: '#3bd1ff',
+      });
+    } catch {
+      // A player record that is not NBT: no marker.
+    }
+  }
+  return out;
 }
 
 function openFolder(files: PickedFile[], label: string): void {
@@ -241,6 +280,11 @@ $<HTMLInputElement>('open-mcworld').addEventListener('change', (ev) => {
   const file = input.files?.[0];
   if (file) openZip(file);
   input.value = '';
+});
+
+$('key-search').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  keyBrowser.search($<HTMLInputElement>('key-prefix').value).catch((e: unknown) => showError(describe(e, 'the key search')));
 });
 
 dimensionSel.addEventListener('change', () => {

@@ -1,5 +1,5 @@
 // The map canvas: a top-down image of one dimension (from World.map) drawn with pan and zoom,
-// an optional chunk grid, a spawn marker, block coordinates under the cursor, and — when
+// an optional chunk grid, markers (spawn, players), block coordinates under the cursor, and — when
 // zoomed in — real top-block tiles fetched in batches (World.surfaceTiles) for the visible
 // chunks. A click that is not a drag reports the chunk under the cursor.
 //
@@ -15,6 +15,14 @@ export interface MapCallbacks {
   fetchTiles(chunks: Array<[number, number]>): Promise<Map<string, Uint8Array>>;
 }
 
+/** A labelled point on the map (spawn, players), in block coordinates. */
+export interface Marker {
+  x: number;
+  z: number;
+  label: string;
+  colour: string;
+}
+
 const TILE_SCALE = 3; // screen pixels per block from which block tiles are shown
 
 export class MapView {
@@ -26,7 +34,7 @@ export class MapView {
   private scale = 1;
   private panX = 0;
   private panZ = 0;
-  private spawn: [number, number] | undefined;
+  private markers: Marker[] = [];
   private drag: { x: number; y: number; panX: number; panZ: number; moved: boolean } | undefined;
   grid = true;
 
@@ -95,9 +103,9 @@ export class MapView {
   }
 
   /** Shows a new map (another world or dimension); fits it to the canvas. */
-  show(image: MapImage, chunks: Array<[number, number]>, spawn: [number, number] | undefined): void {
+  show(image: MapImage, chunks: Array<[number, number]>, markers: Marker[]): void {
     this.image = image;
-    this.spawn = spawn;
+    this.markers = markers;
     this.chunkSet = new Set(chunks.map(([x, z]) => `${x},${z}`));
     this.tiles.clear();
     this.base = document.createElement('canvas');
@@ -175,9 +183,9 @@ export class MapView {
       }
       ctx.stroke();
     }
-    if (this.spawn) {
-      const [sx, sy] = this.pointOf(...this.spawn);
-      ctx.fillStyle = '#ff3b3b';
+    for (const m of this.markers) {
+      const [sx, sy] = this.pointOf(m.x, m.z);
+      ctx.fillStyle = m.colour;
       ctx.strokeStyle = '#fff';
       ctx.lineWidth = 2;
       ctx.beginPath();
@@ -186,7 +194,7 @@ export class MapView {
       ctx.stroke();
       ctx.fillStyle = '#fff';
       ctx.font = '12px system-ui';
-      ctx.fillText('spawn', sx + 9, sy + 4);
+      ctx.fillText(m.label, sx + 9, sy + 4);
     }
   }
 
