@@ -94,7 +94,9 @@ export async function destroy(location: string): Promise<void> {
 }
 
 /** Copies files (e.g. a world's `db/` folder) into an OPFS database folder, replacing files
- * of the same names; the database must not be open. Returns the bytes written. */
+ * of the same names; names may hold relative subfolders (`db/CURRENT`, so a whole world
+ * folder imports for `openWorld(location, { storage: 'opfs' })`); the database must not be
+ * open. Returns the bytes written. */
 export async function importIntoOpfs(
   location: string,
   files: ReadonlyArray<{ name: string; data: Uint8Array | Blob }>,

@@ -55,8 +55,9 @@ async function importFiles(location: string, files: ImportFile[]): Promise<numbe
   try {
     const reader = new FileReaderSync();
     for (const f of files) {
-      if (typeof f?.name !== 'string' || f.name === '' || f.name.includes('/')) {
-        throw hostError('EINVAL', 'import: each file needs a plain name');
+      // A plain name, or a relative path inside the folder (a world's `db/000005.ldb`).
+      if (typeof f?.name !== 'string' || f.name.split('/').some((part) => part === '' || part === '.' || part === '..')) {
+        throw hostError('EINVAL', 'import: each file needs a relative name (no empty, . or .. parts)');
       }
       await pool.prepare();
       const data = f.data instanceof Uint8Array ? f.data : new Uint8Array(reader.readAsArrayBuffer(f.data));

@@ -186,6 +186,38 @@ describe('world viewer in Chromium', () => {
     });
   }
 
+  test('a folder copied into browser storage is listed after a reload, opens, and is deleted', async () => {
+    const row = worlds().find((r) => r.name === 'amulet_1_16')!;
+    const want = { state: 'ready', entries: String(row.entries), keyBytes: String(row.keyBytes), valueBytes: String(row.valueBytes), crc32c: String(row.crc32c), chunks: '436' };
+    const dir = path.join(worldsDir, 'amulet_1_16');
+    const files = fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+    const bytes = files.reduce((n, e) => n + fs.statSync(path.join(e.parentPath, e.name)).size, 0);
+    await page.check('#import-opfs');
+    const shown = await openWith('#open-folder', dir);
+    await page.uncheck('#import-opfs');
+    expect({ ...shown, message: undefined }).toEqual({ ...want, message: undefined });
+    const listed = () => page.$$eval('#imported-list li', (lis) => lis.map((li) => [(li as HTMLElement).dataset.location, li.firstChild?.textContent?.split(',')[0]]));
+    expect(await listed()).toEqual([['viewer/amulet_1_16', `amulet_1_16 — ${files.length} files`]]);
+    expect(await page.textContent('#imported-list li')).toContain(`${bytes.toLocaleString('en')} bytes`);
+    await page.reload();
+    await page.waitForFunction(() => document.body.dataset.state === 'ready');
+    expect(await listed()).toEqual([['viewer/amulet_1_16', `amulet_1_16 — ${files.length} files`]]);
+    await page.evaluate(() => (document.body.dataset.state = 'idle'));
+    await page.click('#imported-list li .open-imported');
+    await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state ?? ''));
+    expect(await page.getAttribute('#world-summary', 'data-crc32c')).toBe(String(row.crc32c));
+    expect(await page.getAttribute('#map', 'data-chunks')).toBe('436');
+    await page.screenshot({ path: path.join(artifacts, 'amulet_1_16-opfs.png'), fullPage: true });
+    await page.click('#imported-list li .delete-imported');
+    await page.waitForFunction(() => document.querySelectorAll('#imported-list li').length === 0);
+    expect(await page.isHidden('#imported-section')).toBe(true);
+    await page.evaluate(() => {
+      const grid = document.getElementById('grid') as HTMLInputElement;
+      grid.checked = false;
+      grid.dispatchEvent(new Event('change'));
+    });
+  });
+
   test('hostile input shows a clear message and the page stays usable', async () => {
     const dir = tempDir('viewer-hostile');
     const bomb = path.join(dir, 'bomb.mcworld');

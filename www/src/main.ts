@@ -1,6 +1,7 @@
 // The world viewer page: opens a Bedrock world (a picked or dropped folder, read-only in
 // place; or a .mcworld unpacked in the worker's memory), shows its summary and key kinds,
-// its map per dimension (spawn and player markers), a chunk inspector and a key browser. Uses only the package's public browser API;
+// its map per dimension (spawn and player markers), a chunk inspector and a key browser.
+// Folders can also be copied into browser storage (OPFS), listed on return and deleted. Uses only the package's public browser API;
 // all engine work runs in its worker, so the page stays responsive.
 //
 // Stable hooks for tests: #world-summary gets data-entries, data-key-bytes, data-value-bytes
@@ -10,6 +11,8 @@
 // body[data-state] is loading | ready | error.
 
 import { openMcworld, openWorld, type World, type WorldSummary } from 'strata-level/browser';
+
+import { Cancelled, forget, importFolder, importedWorlds } from './imported.js';
 
 import { Inspector } from './inspector.js';
 import { KeyBrowser } from './keys.js';
@@ -236,6 +239,73 @@ async function playerMarkers(w: World): Promise<Array<Marker & { dimension: numb
   return out;
 }
 
+let cancelImport = false;
+
+/** Copies a picked world into OPFS with progress, then opens the copy. */
+async function importAndOpen(files: PickedFile[], root: string): Promise<void> {
+  const gen = ++generation;
+  setState('loading');
+  clearWorldView();
+  await closeWorld();
+  const box = $('import-progress');
+  const bar = box.querySelector('progress')!;
+  const text = $('import-text');
+  cancelImport = false;
+  box.hidden = false;
+  say(`Copying “${root}” into browser storage…`, 'busy');
+  try {
+    const w = await importFolder(
+      files,
+      root,
+      (n, total, bytes, totalBytes) => {
+        bar.value = totalBytes === 0 ? 1 : bytes / totalBytes;
+        text.textContent = `${n} / ${total} files · ${bytes.toLocaleString('en')} / ${totalBytes.toLocaleString('en')} bytes`;
+      },
+      () => cancelImport,
+    );
+    renderImported();
+    if (gen === generation) await load(`“${w.name}” (browser storage)`, () => openWorld(w.location, { storage: 'opfs' }));
+  } catch (e) {
+    if (gen === generation) showError(e instanceof Cancelled ? 'The import was cancelled; nothing was kept.' : describe(e, `the folder “${root}”`));
+  } finally {
+    box.hidden = true;
+  }
+}
+
+function renderImported(): void {
+  const list = importedWorlds();
+  $('imported-section').hidden = list.length === 0;
+  $('imported-list').replaceChildren(
+    ...list.map((w) => {
+      const li = document.createElement('li');
+      li.dataset.location = w.location;
+      li.textContent = `${w.name} — ${w.files} files, ${w.bytes.toLocaleString('en')} bytes, imported ${w.date.slice(0, 16).replace('T', ' ')}`;
+      const open = document.createElement('button');
+      open.type = 'button';
+      open.className = 'open-imported';
+      open.textContent = 'Open';
+      open.addEventListener('click', () => void load(`“${w.name}” (browser storage)`, () => openWorld(w.location, { storage: 'opfs' })));
+      const del = document.createElement('button');
+      del.type = 'button';
+      del.className = 'delete-imported';
+      del.textContent = 'Delete';
+      del.addEventListener('click', () => {
+        generation++;
+        clearWorldView();
+        void (async () => {
+          await closeWorld();
+          await forget(w.location);
+          renderImported();
+          say(`Deleted “${w.name}” from browser storage.`);
+          setState('ready');
+        })().catch((e: unknown) => showError(describe(e, `deleting “${w.name}”`)));
+      });
+      li.append(open, del);
+      return li;
+    }),
+  );
+}
+
 function openFolder(files: PickedFile[], label: string): void {
   const root = worldRoot(files);
   if (root === undefined || root === '') {
@@ -243,6 +313,10 @@ function openFolder(files: PickedFile[], label: string): void {
     clearWorldView();
     void closeWorld();
     showError(`${label} is not a Bedrock world: it holds no level.dat and no db/ folder. Pick the world's own folder (the one holding level.dat and db/).`);
+    return;
+  }
+  if ($<HTMLInputElement>('import-opfs').checked) {
+    void importAndOpen(files, root);
     return;
   }
   void load(`the folder “${root}”`, () => openWorld(root, { storage: 'files', files }));
@@ -291,6 +365,9 @@ dimensionSel.addEventListener('change', () => {
   inspector.clear();
   showMap().catch((e: unknown) => showError(describe(e, 'the map')));
 });
+$('import-cancel').addEventListener('click', () => {
+  cancelImport = true;
+});
 $('zoom-in').addEventListener('click', () => mapView.zoomAt(1.5));
 $('zoom-out').addEventListener('click', () => mapView.zoomAt(1 / 1.5));
 $('zoom-fit').addEventListener('click', () => mapView.fit());
@@ -325,5 +402,6 @@ document.addEventListener('drop', (ev) => {
   pointOf: (x: number, z: number) => mapView.pointOf(x, z),
 };
 
+renderImported();
 say('Open a world folder or a .mcworld to begin.');
 setState('ready');

@@ -1,0 +1,73 @@
+// Worlds imported into browser storage (OPFS): a picked folder copied file by file through
+// the package's importIntoOpfs (progress in files and bytes, cancellable between files; a
+// cancelled or failed import is destroyed), remembered in localStorage so they are listed
+// on return, opened with openWorld(location, { storage: 'opfs' }) and deleted with destroy().
+
+import { destroy, importIntoOpfs } from 'strata-level/browser';
+
+import type { PickedFile } from './picked.js';
+
+const STORE = 'strata-viewer-imported';
+
+export interface ImportedWorld {
+  location: string;
+  name: string;
+  files: number;
+  bytes: number;
+  date: string;
+}
+
+export function importedWorlds(): ImportedWorld[] {
+  try {
+    const list = JSON.parse(localStorage.getItem(STORE) ?? '[]') as unknown;
+    return Array.isArray(list) ? (list as ImportedWorld[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+function save(list: ImportedWorld[]): void {
+  localStorage.setItem(STORE, JSON.stringify(list));
+}
+
+export class Cancelled extends Error {
+  constructor() {
+    super('import cancelled');
+  }
+}
+
+/** Copies the files under `root` into OPFS; `progress` after each file; `cancelled` is polled
+ * between files. */
+export async function importFolder(
+  files: readonly PickedFile[],
+  root: string,
+  progress: (files: number, totalFiles: number, bytes: number, totalBytes: number) => void,
+  cancelled: () => boolean,
+): Promise<ImportedWorld> {
+  const name = root.split('/').pop() || 'world';
+  const location = `viewer/${name.replace(/[^A-Za-z0-9._-]+/g, '_')}`;
+  const mine = files.filter((f) => f.path.startsWith(`${root}/`));
+  const totalBytes = mine.reduce((n, f) => n + f.file.size, 0);
+  await forget(location);
+  let bytes = 0;
+  try {
+    for (let i = 0; i < mine.length; i++) {
+      if (cancelled()) throw new Cancelled();
+      const f = mine[i]!;
+      bytes += await importIntoOpfs(location, [{ name: f.path.slice(root.length + 1), data: f.file }]);
+      progress(i + 1, mine.length, bytes, totalBytes);
+    }
+  } catch (e) {
+    await destroy(location).catch(() => {});
+    throw e;
+  }
+  const world: ImportedWorld = { location, name, files: mine.length, bytes, date: new Date().toISOString() };
+  save([...importedWorlds().filter((w) => w.location !== location), world]);
+  return world;
+}
+
+/** Deletes an imported world's files and its entry. */
+export async function forget(location: string): Promise<void> {
+  await destroy(location);
+  save(importedWorlds().filter((w) => w.location !== location));
+}
