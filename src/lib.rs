@@ -14,6 +14,8 @@ pub mod compress;
 pub mod db;
 pub mod error;
 pub mod filter;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod iterator;
 pub mod key;
 pub mod log;
