@@ -7,7 +7,7 @@ bin=js/node_modules/.bin
 if [[ ! -f js/wasm/strata_bg.wasm || ! -f js/dist/browser.js ]]; then
   bash scripts/build-wasm.sh
 fi
-if [[ -f www/dist/index.html && -z $(find www/index.html www/src www/vite.config.mjs js/dist js/wasm -newer www/dist/index.html 2>/dev/null | head -1) ]]; then
+if [[ -f www/dist/index.html && -z $(find www/index.html www/bench.html www/src www/vite.config.mjs www/package.json js/dist js/wasm -newer www/dist/index.html 2>/dev/null | head -1) ]]; then
   echo "== www/dist is up to date"
   exit 0
 fi

@@ -73,4 +73,8 @@ fi
 if [ ! -f js/node_modules/.package-lock.json ] || [ js/package-lock.json -nt js/node_modules/.package-lock.json ]; then
   say "npm ci in js/"; (cd js && npm ci --no-audit --no-fund --loglevel=error)
 fi
+# The web pages' own dependencies (browser-level, chart.js, events); Vite comes from js/.
+if [ ! -f www/node_modules/.package-lock.json ] || [ www/package-lock.json -nt www/node_modules/.package-lock.json ]; then
+  say "npm ci in www/"; (cd www && npm ci --no-audit --no-fund --loglevel=error)
+fi
 say "ok"

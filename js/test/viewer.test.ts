@@ -25,6 +25,7 @@ const WORLDS = ['amulet_1_16', 'amulet_1_18_vanilla', 'mcpe_0_11_mcedit_testdb']
 
 let context: BrowserContext;
 let server: { close(): void };
+let origin: string;
 let page: Page;
 let zips: string;
 
@@ -106,6 +107,7 @@ beforeAll(async () => {
   for (const w of WORLDS) zipDir(path.join(worldsDir, w), path.join(zips, `${w}.mcworld`));
   const s = await serveDir(path.join(repoRoot, 'www/dist'));
   server = s.server;
+  origin = s.origin;
   context = await chromium.launchPersistentContext(tempDir('viewer-chromium'), {
     executablePath: CHROMIUM,
     headless: true,
@@ -216,6 +218,25 @@ describe('world viewer in Chromium', () => {
       grid.checked = false;
       grid.dispatchEvent(new Event('change'));
     });
+  });
+
+  test('the benchmark page completes a small run with a row for every workload and engine', async () => {
+    const bench = await context.newPage();
+    bench.on('pageerror', (e) => console.error('bench page error:', e));
+    await bench.goto(`${origin}/bench.html?entries=400&valueSize=100&batchSize=50&auto=1`);
+    await bench.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), undefined, { timeout: 120_000 });
+    await bench.screenshot({ path: path.join(artifacts, 'bench.png'), fullPage: true });
+    expect(await bench.getAttribute('body', 'data-state'), (await bench.textContent('#message')) ?? '').toBe('done');
+    const rows = await bench.$$eval('#bench-results tbody tr', (trs) =>
+      trs.map((tr) => [(tr as HTMLElement).dataset.workload, (tr as HTMLElement).dataset.engine, tr.children[2]!.textContent]),
+    );
+    const want = [];
+    for (const engine of ['strata-opfs', 'indexeddb']) {
+      for (const w of ['fillseq', 'readseq', 'fillrandom', 'readrandom', 'batch']) want.push([w, engine, '400']);
+    }
+    expect(rows).toEqual(want);
+    expect(await bench.isVisible('#bench-download')).toBe(true);
+    await bench.close();
   });
 
   test('hostile input shows a clear message and the page stays usable', async () => {

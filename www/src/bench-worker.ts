@@ -1,0 +1,200 @@
+// One benchmark run in a fresh dedicated worker: every asked workload, in db_bench's order,
+// on one engine — Strata over OPFS (the package's browser API; its engine runs in its own
+// nested worker) or IndexedDB through browser-level. Each put/get is one awaited call, as an
+// application would make it. Posts `{type: 'row', row}` per workload, then `{type: 'done'}`
+// or `{type: 'error', message}`.
+//
+// Workloads (db_bench's names): fillseq and fillrandom write `entries` keys into a fresh
+// database (16-byte decimal keys, `valueSize` pseudo-random bytes); readseq reads every entry
+// in order, readrandom `entries` random gets, both on the database the last fill left;
+// batch writes `entries` keys in batches of `batchSize` into a fresh database; scan (Strata
+// only) is DESIGN §2's scan over a world imported by the viewer.
+
+import { BrowserLevel } from 'browser-level';
+import { destroy, open, openWorld, type Db } from 'strata-level/browser';
+
+import { WORKLOADS, type BenchConfig, type BenchRow, type Engine } from './bench-config.js';
+
+interface Store {
+  put(k: Uint8Array, v: Uint8Array): Promise<void>;
+  get(k: Uint8Array): Promise<Uint8Array | undefined>;
+  batch(ops: Array<{ type: 'put'; key: Uint8Array; value: Uint8Array }>): Promise<void>;
+  /** Reads every entry in key order; returns [entries, bytes]. */
+  readAll(): Promise<[number, number]>;
+  close(): Promise<void>;
+}
+
+const enc = new TextEncoder();
+
+function key(i: number): Uint8Array {
+  return enc.encode(String(i).padStart(16, '0'));
+}
+
+/** Deterministic pseudo-random bytes (xorshift32), the same for every engine. */
+function values(size: number, count: number, seed = 301): Uint8Array[] {
+  let s = seed >>> 0 || 1;
+  const out: Uint8Array[] = [];
+  for (let n = 0; n < count; n++) {
+    const v = new Uint8Array(size);
+    for (let i = 0; i < size; i++) {
+      s ^= s << 13;
+      s >>>= 0;
+      s ^= s >>> 17;
+      s ^= s << 5;
+      s >>>= 0;
+      v[i] = s & 0xff;
+    }
+    out.push(v);
+  }
+  return out;
+}
+
+function shuffled(n: number, seed = 7): number[] {
+  const a = Array.from({ length: n }, (_, i) => i);
+  let s = seed;
+  for (let i = n - 1; i > 0; i--) {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    const j = s % (i + 1);
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}
+
+async function strataStore(location: string): Promise<Store> {
+  await destroy(location);
+  const db: Db = await open(location, { storage: 'opfs' });
+  return {
+    put: (k, v) => db.put(k, v),
+    get: async (k) => (await db.get(k)) as Uint8Array | undefined,
+    batch: (ops) => db.batch(ops),
+    async readAll() {
+      const it = db.iterator();
+      let n = 0;
+      let bytes = 0;
+      for (;;) {
+        const b = (await it.nextv(1000)) as Array<[Uint8Array, Uint8Array]>;
+        if (b.length === 0) break;
+        for (const [k, v] of b) bytes += k.length + v.length;
+        n += b.length;
+      }
+      await it.close();
+      return [n, bytes];
+    },
+    async close() {
+      await db.close();
+      await destroy(location);
+    },
+  };
+}
+
+async function idbStore(name: string): Promise<Store> {
+  const db = new BrowserLevel<Uint8Array, Uint8Array>(name, { keyEncoding: 'view', valueEncoding: 'view' });
+  await db.open();
+  await db.clear();
+  return {
+    put: (k, v) => db.put(k, v),
+    get: (k) => db.get(k),
+    batch: (ops) => db.batch(ops),
+    async readAll() {
+      const it = db.iterator();
+      let n = 0;
+      let bytes = 0;
+      for (;;) {
+        const b = await it.nextv(1000);
+        if (b.length === 0) break;
+        for (const [k, v] of b) bytes += k.length + v.length;
+        n += b.length;
+      }
+      await it.close();
+      return [n, bytes];
+    },
+    async close() {
+      await db.clear();
+      await db.close();
+    },
+  };
+}
+
+async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void): Promise<void> {
+  const fresh = () => (engine === 'strata-opfs' ? strataStore('bench/strata') : idbStore('strata-bench'));
+  const vals = values(c.valueSize, Math.min(c.entries, 1024));
+  const val = (i: number) => vals[i % vals.length]!;
+  const entryBytes = 16 + c.valueSize;
+  let store: Store | undefined;
+  const row = (workload: string, ops: number, bytes: number, seconds: number) =>
+    post({ workload, engine, ops, bytes, seconds, opsPerSec: ops / seconds, mbPerSec: bytes / 1e6 / seconds });
+  const timed = async (f: () => Promise<void>) => {
+    const t = performance.now();
+    await f();
+    return (performance.now() - t) / 1000;
+  };
+  try {
+    for (const w of WORKLOADS) {
+      if (!c.workloads.includes(w)) continue;
+      if (w === 'fillseq' || w === 'fillrandom') {
+        await store?.close();
+        store = await fresh();
+        const s = store;
+        const order = w === 'fillseq' ? Array.from({ length: c.entries }, (_, i) => i) : shuffled(c.entries);
+        row(w, c.entries, c.entries * entryBytes, await timed(async () => {
+          for (const i of order) await s.put(key(i), val(i));
+        }));
+      } else if (w === 'readseq' || w === 'readrandom') {
+        if (!store) {
+          store = await fresh();
+          const s = store;
+          for (let i = 0; i < c.entries; i += c.batchSize) {
+            await s.batch(Array.from({ length: Math.min(c.batchSize, c.entries - i) }, (_, j) => ({ type: 'put' as const, key: key(i + j), value: val(i + j) })));
+          }
+        }
+        const s = store;
+        if (w === 'readseq') {
+          let got: [number, number] = [0, 0];
+          const t = await timed(async () => {
+            got = await s.readAll();
+          });
+          if (got[0] !== c.entries) throw new Error(`${engine} readseq: ${got[0]} entries, expected ${c.entries}`);
+          row(w, got[0], got[1], t);
+        } else {
+          const order = shuffled(c.entries, 11);
+          let found = 0;
+          const t = await timed(async () => {
+            for (const i of order) if ((await s.get(key(i))) !== undefined) found++;
+          });
+          if (found !== c.entries) throw new Error(`${engine} readrandom: ${found} of ${c.entries} keys found`);
+          row(w, c.entries, c.entries * entryBytes, t);
+        }
+      } else if (w === 'batch') {
+        await store?.close();
+        store = await fresh();
+        const s = store;
+        row(w, c.entries, c.entries * entryBytes, await timed(async () => {
+          for (let i = 0; i < c.entries; i += c.batchSize) {
+            await s.batch(Array.from({ length: Math.min(c.batchSize, c.entries - i) }, (_, j) => ({ type: 'put' as const, key: key(i + j), value: val(i + j) })));
+          }
+        }));
+      } else if (w === 'scan' && engine === 'strata-opfs' && c.world) {
+        const world = await openWorld(c.world, { storage: 'opfs' });
+        try {
+          let r = { entries: 0, keyBytes: 0, valueBytes: 0, crc32c: 0 };
+          const t = await timed(async () => {
+            r = await world.db.scan();
+          });
+          row(w, r.entries, r.keyBytes + r.valueBytes, t);
+        } finally {
+          await world.close();
+        }
+      }
+    }
+  } finally {
+    await store?.close();
+  }
+}
+
+const scope = self as unknown as { onmessage: ((ev: MessageEvent<{ engine: Engine; config: BenchConfig }>) => void) | null; postMessage(m: unknown): void };
+scope.onmessage = (ev) => {
+  run(ev.data.engine, ev.data.config, (row) => scope.postMessage({ type: 'row', row })).then(
+    () => scope.postMessage({ type: 'done' }),
+    (e: unknown) => scope.postMessage({ type: 'error', message: String((e as Error)?.message ?? e) }),
+  );
+};
