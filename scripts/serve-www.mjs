@@ -1,6 +1,8 @@
 // A static server for the built web pages (www/dist): 127.0.0.1 only, `/` is index.html,
 // `.wasm` as application/wasm, no COOP/COEP (none is needed), paths confined to the folder.
-// Run: `node scripts/serve-www.mjs [DIR]` (port $PORT, default 8080); tests import serveDir.
+// Extra files can be mounted at fixed paths (the demo world at `/demo.mcworld`, from
+// $STRATA_DEMO_MCWORLD). Run: `node scripts/serve-www.mjs [DIR]` (port $PORT, default 8080);
+// tests import serveDir.
 
 import fs from 'node:fs';
 import http from 'node:http';
@@ -18,8 +20,9 @@ const TYPES = {
   '.svg': 'image/svg+xml',
 };
 
-/** Serves `dir` on 127.0.0.1:`port` (0: any free port); resolves to {server, origin}. */
-export function serveDir(dir, port = 0) {
+/** Serves `dir` on 127.0.0.1:`port` (0: any free port), plus `extras` (URL path → file);
+ * resolves to {server, origin}. */
+export function serveDir(dir, port = 0, extras = {}) {
   const root = path.resolve(dir);
   const server = http.createServer((req, res) => {
     let rel;
@@ -30,8 +33,9 @@ export function serveDir(dir, port = 0) {
       return;
     }
     if (rel.endsWith('/')) rel += 'index.html';
-    const file = path.join(root, rel);
-    if (!file.startsWith(root + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+    const extra = Object.hasOwn(extras, rel) ? extras[rel] : undefined;
+    const file = extra ?? path.join(root, rel);
+    if ((!extra && !file.startsWith(root + path.sep)) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
@@ -47,6 +51,7 @@ export function serveDir(dir, port = 0) {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const dir = process.argv[2] ?? path.join(here, '..', 'www', 'dist');
-  const { origin } = await serveDir(dir, Number(process.env.PORT ?? 8080));
+  const demo = process.env.STRATA_DEMO_MCWORLD;
+  const { origin } = await serveDir(dir, Number(process.env.PORT ?? 8080), demo ? { '/demo.mcworld': demo } : {});
   console.log(`Strata world viewer: ${origin}/  (serving ${path.relative(process.cwd(), dir) || '.'}; Ctrl-C to stop)`);
 }

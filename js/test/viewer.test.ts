@@ -105,7 +105,10 @@ beforeAll(async () => {
   fs.mkdirSync(artifacts, { recursive: true });
   zips = tempDir('viewer-zips');
   for (const w of WORLDS) zipDir(path.join(worldsDir, w), path.join(zips, `${w}.mcworld`));
-  const s = await serveDir(path.join(repoRoot, 'www/dist'));
+  // A demo world as `npm run serve` offers it: gen-world, zipped, mounted at /demo.mcworld.
+  execFileSync(releaseCli, ['gen-world', path.join(zips, 'demo'), '--chunks-x', '32', '--chunks-z', '32', '--seed', '7']);
+  zipDir(path.join(zips, 'demo'), path.join(zips, 'demo.mcworld'));
+  const s = await serveDir(path.join(repoRoot, 'www/dist'), 0, { '/demo.mcworld': path.join(zips, 'demo.mcworld') });
   server = s.server;
   origin = s.origin;
   context = await chromium.launchPersistentContext(tempDir('viewer-chromium'), {
@@ -218,6 +221,20 @@ describe('world viewer in Chromium', () => {
       grid.checked = false;
       grid.dispatchEvent(new Event('change'));
     });
+  });
+
+  test('the demo world offered by the server opens', async () => {
+    const chunks = execFileSync(releaseCli, ['world', 'chunks', path.join(zips, 'demo')], { encoding: 'utf8' }).trim();
+    expect(chunks).toBe('1024');
+    const scan = JSON.parse(execFileSync(releaseCli, ['scan', '--json', path.join(zips, 'demo')], { encoding: 'utf8' })) as Record<string, number>;
+    await page.evaluate(() => (document.body.dataset.state = 'idle'));
+    await page.click('#open-demo');
+    await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state ?? ''));
+    expect(await page.getAttribute('#map', 'data-chunks')).toBe(chunks);
+    expect(await page.getAttribute('#world-summary', 'data-entries')).toBe(String(scan.entries));
+    expect(await page.getAttribute('#world-summary', 'data-crc32c')).toBe(String(scan.crc32c));
+    expect(await mapPixels()).toBeGreaterThan(10_000);
+    await page.screenshot({ path: path.join(artifacts, 'demo-world.png'), fullPage: true });
   });
 
   test('the benchmark page completes a small run with a row for every workload and engine', async () => {

@@ -402,6 +402,21 @@ document.addEventListener('drop', (ev) => {
   pointOf: (x: number, z: number) => mapView.pointOf(x, z),
 };
 
+// The demo world, when the server offers one (npm run serve).
+fetch('./demo.mcworld', { method: 'HEAD' }).then(
+  (r) => {
+    $('open-demo').hidden = !r.ok;
+  },
+  () => {},
+);
+$('open-demo').addEventListener('click', () => {
+  void load('the demo world', async () => {
+    const r = await fetch('./demo.mcworld');
+    if (!r.ok) throw new Error(`demo world: HTTP ${r.status}`);
+    return openMcworld(new Uint8Array(await r.arrayBuffer()));
+  });
+});
+
 renderImported();
 say('Open a world folder or a .mcworld to begin.');
 setState('ready');
