@@ -86,6 +86,18 @@ async function checkWorld(w: World, name: string): Promise<void> {
   const records = await w.chunkRecords(0, x, z);
   expect(records.map((r) => [Array.from(r.key), r.size])).toEqual(own.map(([k, v]) => [Array.from(k), v.length]));
   expect(records.filter((r) => r.name === 'Version' || r.name === 'LegacyVersion').length).toBe(1);
+
+  // Block tiles: one per chunk having SubChunkPrefix records (none for LegacyTerrain chunks).
+  const some = list.slice(0, 6);
+  const withBlocks: string[] = [];
+  for (const [cx, cz] of some) {
+    if ((await w.chunkRecords(0, cx, cz)).some((r) => r.name === 'SubChunkPrefix')) withBlocks.push(`${cx},${cz}`);
+  }
+  const tiles = await w.surfaceTiles(0, some);
+  expect([...tiles.keys()]).toEqual(withBlocks);
+  for (const t of tiles.values()) expect(t.length).toBe(1024);
+  if (name === 'mcpe_0_11_mcedit_testdb') expect(tiles.size).toBe(0);
+  else expect(tiles.size).toBeGreaterThan(0);
 }
 
 describe('Bedrock worlds through World', () => {
