@@ -102,9 +102,14 @@ impl DbInner {
         let mut st = st;
         let version = st.versions.current();
         let limits = self.limits();
+        // A finished manual compaction stays in `manual` until its waiter takes the lock; it
+        // must not shadow due automatic work meanwhile, or this thread would reschedule itself
+        // forever without doing anything and starve the waiter of the lock (a livelock seen in
+        // `strata bench` fillrandom,compact: tests/regression_manual_compaction_livelock.rs).
         let manual = st
             .manual
             .as_ref()
+            .filter(|m| !m.done)
             .map(|m| (m.level, m.begin.clone(), m.end.clone()));
         let compaction = match &manual {
             Some((level, begin, end)) => {
