@@ -54,7 +54,7 @@ fn compact_range_returns_while_automatic_compaction_is_due() {
         .expect("compact_range did not return within 120 s (livelock)")
         .unwrap();
     // Everything ends in one level below 0, and every key written is there.
-    let levels: Vec<usize> = props.files_per_level.iter().copied().collect();
+    let levels = props.files_per_level.clone();
     assert_eq!(levels[0], 0, "{levels:?}");
     assert_eq!(levels.iter().filter(|&&n| n > 0).count(), 1, "{levels:?}");
     let mut it = db.iter(&Default::default());
