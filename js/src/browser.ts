@@ -24,6 +24,7 @@ interface Reply {
 class WorkerLink implements Link {
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   private nextId = 1;
+  private dead: StrataError | undefined;
   users = 0;
 
   constructor(readonly worker: Worker) {
@@ -42,11 +43,20 @@ class WorkerLink implements Link {
   }
 
   call(op: string, args: unknown[], transfer: ArrayBuffer[] = []): Promise<unknown> {
+    if (this.dead) return Promise.reject(this.dead);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.worker.postMessage({ id, op, args }, transfer);
     });
+  }
+
+  /** Ends the worker at once, even mid-call; pending and later calls reject with `err`. */
+  terminate(err: StrataError): void {
+    this.worker.terminate();
+    this.dead = err;
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
   }
 
   release(): void {
@@ -60,6 +70,20 @@ let shared: WorkerLink | undefined;
 function link(): WorkerLink {
   shared ??= new WorkerLink(new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'strata' }));
   return shared;
+}
+
+/** Cancels all engine work of the page: terminates the worker (an engine call is synchronous
+ * wasm and cannot be interrupted otherwise) and rejects its pending calls with
+ * LEVEL_DATABASE_NOT_OPEN. Every database and world opened before is gone (later calls on them
+ * reject the same way; in-memory databases are lost; OPFS handles are released by the browser
+ * as the worker dies, which may take a moment: an OPFS open right after can get LEVEL_LOCKED
+ * briefly). The next open starts a fresh worker. Returns whether a worker was running. */
+export function terminateWorker(reason = 'cancelled'): boolean {
+  const l = shared;
+  shared = undefined;
+  if (!l) return false;
+  l.terminate(new StrataError('LEVEL_DATABASE_NOT_OPEN', `the engine's worker was terminated: ${reason}`));
+  return true;
 }
 
 /** Opens (by default creating) a database. Default storage: OPFS. */

@@ -305,4 +305,68 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
     const again = await openWith('#open-mcworld', path.join(zips, 'mcpe_0_11_mcedit_testdb.mcworld'));
     expect([again.state, again.entries, again.chunks]).toEqual(['ready', '561', '256']);
   });
+  test('a long open is cancelled (the worker is terminated) and the next world opens exactly', async () => {
+    await page.evaluate(() => (document.body.dataset.state = 'idle'));
+    await page.setInputFiles('#open-folder', path.join(worldsDir, 'amulet_1_18_vanilla'));
+    await page.waitForSelector('#cancel-work', { state: 'visible' });
+    expect(await page.getAttribute('body', 'data-state')).toBe('loading');
+    await page.click('#cancel-work');
+    await page.waitForFunction(() => document.body.dataset.state === 'ready');
+    expect(await page.textContent('#message')).toBe('Cancelled opening the folder “amulet_1_18_vanilla”. The engine was restarted; open a world to continue.');
+    expect(await page.isHidden('#cancel-work')).toBe(true);
+    expect(await page.getAttribute('#world-summary', 'data-entries')).toBe(null);
+    await page.screenshot({ path: path.join(artifacts, 'cancelled.png'), fullPage: true });
+    const row = worlds().find((r) => r.name === 'amulet_1_16')!;
+    expect([row.entries, row.keyBytes, row.valueBytes, row.crc32c].map(Number)).toEqual([4174, 39805, 7276412, 2053941786]);
+    const shown = await openWith('#open-folder', path.join(worldsDir, 'amulet_1_16'));
+    expect([shown.state, shown.entries, shown.keyBytes, shown.valueBytes, shown.crc32c]).toEqual(['ready', '4174', '39805', '7276412', '2053941786']);
+  });
+
+  test('a .mcworld copied into browser storage is listed after a reload, reopens after a cancel, and is deleted', async () => {
+    const row = worlds().find((r) => r.name === 'rbedrock_example3')!;
+    expect([row.entries, row.keyBytes, row.valueBytes, row.crc32c].map(Number)).toEqual([376, 3820, 647082, 2277159318]);
+    const want = ['ready', '376', '3820', '647082', '2277159318'];
+    const figures = (s: Shown) => [s.state, s.entries, s.keyBytes, s.valueBytes, s.crc32c];
+    const readFigures = () =>
+      page.evaluate(() => {
+        const d = document.getElementById('world-summary')!.dataset;
+        return [document.body.dataset.state, d.entries, d.keyBytes, d.valueBytes, d.crc32c];
+      });
+    await page.check('#import-opfs');
+    const shown = await openWith('#open-mcworld', path.join(worldsDir, 'rbedrock_example3.mcworld'));
+    await page.uncheck('#import-opfs');
+    expect(figures(shown), shown.message).toEqual(want);
+    const listed = () => page.$$eval('#imported-list li', (lis) => lis.map((li) => (li as HTMLElement).dataset.location));
+    expect(await listed()).toEqual(['viewer/rbedrock_example3']);
+    await page.reload();
+    await page.waitForFunction(() => document.body.dataset.state === 'ready');
+    expect(await listed()).toEqual(['viewer/rbedrock_example3']);
+    await page.evaluate(() => (document.body.dataset.state = 'idle'));
+    await page.click('#imported-list li .open-imported');
+    await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state ?? ''));
+    expect(await readFigures()).toEqual(want);
+    // Cancel while the OPFS world is open in the worker (its sync handles held), then reopen.
+    const cancelled = await page.evaluate(
+      () =>
+        new Promise<string>((resolve) => {
+          const msg = document.getElementById('message')!;
+          const obs = new MutationObserver(() => {
+            if (!msg.textContent?.startsWith('Reading')) return;
+            obs.disconnect();
+            (document.getElementById('cancel-work') as HTMLButtonElement).click();
+            resolve(msg.textContent ?? '');
+          });
+          obs.observe(msg, { childList: true, characterData: true, subtree: true });
+          (document.querySelector('#imported-list li .open-imported') as HTMLButtonElement).click();
+        }),
+    );
+    expect(cancelled).toBe('Cancelled opening “rbedrock_example3” (browser storage). The engine was restarted; open a world to continue.');
+    await page.evaluate(() => (document.body.dataset.state = 'idle'));
+    await page.click('#imported-list li .open-imported');
+    await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state ?? ''));
+    expect(await readFigures(), (await page.textContent('#message')) ?? '').toEqual(want);
+    await page.screenshot({ path: path.join(artifacts, 'rbedrock_example3-mcworld-opfs.png'), fullPage: true });
+    await page.click('#imported-list li .delete-imported');
+    await page.waitForFunction(() => document.querySelectorAll('#imported-list li').length === 0);
+  });
 });

@@ -1,18 +1,24 @@
 // The world viewer page: opens a Bedrock world (a picked or dropped folder, read-only in
 // place; or a .mcworld unpacked in the worker's memory), shows its summary and key kinds,
 // its map per dimension (spawn and player markers), a chunk inspector and a key browser.
-// Folders can also be copied into browser storage (OPFS), listed on return and deleted. Uses only the package's public browser API;
-// all engine work runs in its worker, so the page stays responsive.
+// Folders and .mcworlds can also be copied into browser storage (OPFS), listed on return and
+// deleted. Uses only the package's public browser API; all engine work runs in its worker, so
+// the page stays responsive. Long engine calls (open + scan, summary, map) cannot be
+// interrupted (synchronous wasm), so #cancel-work terminates the engine's worker
+// (terminateWorker) and the next open starts a fresh one; an OPFS open right after a cancel
+// retries while the dead worker's sync handles are being released (LEVEL_LOCKED).
 //
 // Stable hooks for tests: #world-summary gets data-entries, data-key-bytes, data-value-bytes
 // and data-crc32c once the world is open and scanned (removed while another one loads);
 // #map gets data-chunks (chunks drawn); #inspector data-chunk and data-records; #keys-section
 // data-keys (keys listed by the last search); #message has data-kind="error" for a failure;
-// body[data-state] is loading | ready | error.
+// body[data-state] is loading | ready | error; #cancel-work is visible while engine work runs
+// (after a cancel #message reads "Cancelled …").
 
-import { openMcworld, openWorld, type World, type WorldSummary } from 'strata-level/browser';
+import { openMcworld, openWorld, terminateWorker, type World, type WorldSummary } from 'strata-level/browser';
 
 import { Cancelled, forget, importFolder, importedWorlds } from './imported.js';
+import type { Unzipped } from './unzip.js';
 
 import { Inspector } from './inspector.js';
 import { KeyBrowser } from './keys.js';
@@ -37,6 +43,60 @@ let world: World | undefined;
 let players: Array<Marker & { dimension: number }> = [];
 let summary: WorldSummary | undefined;
 let generation = 0;
+
+// Engine work that can be cancelled: what it is, since when (for the elapsed-time text).
+let work: { what: string; since: number; gen: number; onCancel?: () => void } | undefined;
+let lastCancel = 0;
+const elapsedEl = $('work-elapsed');
+const cancelBtn = $<HTMLButtonElement>('cancel-work');
+setInterval(() => {
+  if (work) elapsedEl.textContent = `${((performance.now() - work.since) / 1000).toFixed(0)} s`;
+}, 500);
+
+function startWork(what: string, gen: number, onCancel?: () => void): void {
+  work = { what, since: performance.now(), gen, ...(onCancel ? { onCancel } : {}) };
+  elapsedEl.textContent = '0 s';
+  elapsedEl.hidden = false;
+  cancelBtn.hidden = false;
+}
+
+function endWork(gen: number): void {
+  if (work?.gen !== gen) return;
+  work = undefined;
+  elapsedEl.hidden = true;
+  cancelBtn.hidden = true;
+}
+
+/** Stops the running work: the engine's worker is terminated (its worlds are gone). */
+function cancelWork(): void {
+  const w = work;
+  if (!w) return;
+  work = undefined;
+  elapsedEl.hidden = true;
+  cancelBtn.hidden = true;
+  generation++;
+  w.onCancel?.();
+  terminateWorker(`cancelled ${w.what}`);
+  lastCancel = performance.now();
+  world = undefined;
+  summary = undefined;
+  clearWorldView();
+  say(`Cancelled ${w.what}. The engine was restarted; open a world to continue.`);
+  setState('ready');
+}
+
+/** Opens an OPFS world; right after a cancel, retries while the terminated worker's sync
+ * access handles are still being released (LEVEL_LOCKED), for up to 5 s. */
+async function openOpfsWorld(location: string): Promise<World> {
+  for (;;) {
+    try {
+      return await openWorld(location, { storage: 'opfs' });
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'LEVEL_LOCKED' || performance.now() - lastCancel > 5000) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
 
 const mapView = new MapView($<HTMLCanvasElement>('map'), $('coords'), {
   onChunkClick: (x, z) => {
@@ -118,8 +178,18 @@ async function load(label: string, open: () => Promise<World>): Promise<void> {
   const gen = ++generation;
   setState('loading');
   say(`Opening ${label}…`, 'busy');
+  startWork(`opening ${label}`, gen);
+  try {
+    await loadIn(gen, label, open);
+  } finally {
+    endWork(gen);
+  }
+}
+
+async function loadIn(gen: number, label: string, open: () => Promise<World>): Promise<void> {
   clearWorldView();
   await closeWorld();
+  if (gen !== generation) return;
   let w: World;
   try {
     w = await open();
@@ -187,6 +257,16 @@ async function load(label: string, open: () => Promise<World>): Promise<void> {
 async function showMap(gen = generation): Promise<void> {
   const w = world;
   if (!w) return;
+  const mine = !work;
+  if (mine) startWork('drawing the map', gen);
+  try {
+    await drawMap(gen, w);
+  } finally {
+    if (mine) endWork(gen);
+  }
+}
+
+async function drawMap(gen: number, w: World): Promise<void> {
   const dimension = Number(dimensionSel.value) as 0 | 1 | 2;
   say('Drawing the map…', 'busy');
   setState('loading');
@@ -264,7 +344,7 @@ async function importAndOpen(files: PickedFile[], root: string): Promise<void> {
       () => cancelImport,
     );
     renderImported();
-    if (gen === generation) await load(`“${w.name}” (browser storage)`, () => openWorld(w.location, { storage: 'opfs' }));
+    if (gen === generation) await load(`“${w.name}” (browser storage)`, () => openOpfsWorld(w.location));
   } catch (e) {
     if (gen === generation) showError(e instanceof Cancelled ? 'The import was cancelled; nothing was kept.' : describe(e, `the folder “${root}”`));
   } finally {
@@ -284,7 +364,7 @@ function renderImported(): void {
       open.type = 'button';
       open.className = 'open-imported';
       open.textContent = 'Open';
-      open.addEventListener('click', () => void load(`“${w.name}” (browser storage)`, () => openWorld(w.location, { storage: 'opfs' })));
+      open.addEventListener('click', () => void load(`“${w.name}” (browser storage)`, () => openOpfsWorld(w.location)));
       const del = document.createElement('button');
       del.type = 'button';
       del.className = 'delete-imported';
@@ -322,7 +402,52 @@ function openFolder(files: PickedFile[], label: string): void {
   void load(`the folder “${root}”`, () => openWorld(root, { storage: 'files', files }));
 }
 
+/** Unpacks a `.mcworld` in a page worker (unzip.ts, the engine's limits), then copies the
+ * world into OPFS like a picked folder (listed on return, named after the world's folder in
+ * the zip, or the file's name for a zip of the folder's contents). */
+async function importZipAndOpen(file: File): Promise<void> {
+  const gen = ++generation;
+  const label = `“${file.name}”`;
+  setState('loading');
+  clearWorldView();
+  await closeWorld();
+  say(`Unpacking ${label}…`, 'busy');
+  const worker = new Worker(new URL('./unzip-worker.ts', import.meta.url), { type: 'module', name: 'unzip' });
+  startWork(`unpacking ${label}`, gen, () => worker.terminate());
+  let out: Unzipped;
+  try {
+    out = await new Promise<Unzipped>((resolve, reject) => {
+      worker.onmessage = (ev: MessageEvent<{ type: string; files?: unknown; total?: number; root?: string; message?: string }>) => {
+        const m = ev.data;
+        if (m.type === 'progress') say(`Unpacking ${label}: ${String(m.files)} / ${String(m.total)} files…`, 'busy');
+        else if (m.type === 'done') resolve({ root: m.root!, files: m.files as Unzipped['files'] });
+        else reject(new Error(m.message));
+      };
+      worker.onerror = (ev) => reject(new Error(`mcworld: unpacking failed: ${ev.message}`));
+      worker.postMessage(file);
+    });
+  } catch (e) {
+    if (gen === generation) showError(describe(e, label));
+    return;
+  } finally {
+    worker.terminate();
+    endWork(gen);
+  }
+  if (gen !== generation) return;
+  const stem = file.name.replace(/\.(mcworld|zip)$/i, '').replace(/\//g, '_') || 'world';
+  const root = out.root === '' ? stem : `${stem}/${out.root}`;
+  const files: PickedFile[] = out.files.map((f) => ({
+    path: `${root}/${f.name}`,
+    file: new File([f.data as Uint8Array<ArrayBuffer>], f.name.split('/').pop()!),
+  }));
+  await importAndOpen(files, root);
+}
+
 function openZip(file: File): void {
+  if ($<HTMLInputElement>('import-opfs').checked) {
+    void importZipAndOpen(file);
+    return;
+  }
   void load(`“${file.name}”`, async () => openMcworld(new Uint8Array(await file.arrayBuffer())));
 }
 
@@ -363,8 +488,12 @@ $('key-search').addEventListener('submit', (ev) => {
 
 dimensionSel.addEventListener('change', () => {
   inspector.clear();
-  showMap().catch((e: unknown) => showError(describe(e, 'the map')));
+  const gen = generation;
+  showMap().catch((e: unknown) => {
+    if (gen === generation) showError(describe(e, 'the map'));
+  });
 });
+cancelBtn.addEventListener('click', cancelWork);
 $('import-cancel').addEventListener('click', () => {
   cancelImport = true;
 });
