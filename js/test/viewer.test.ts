@@ -366,6 +366,20 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
     await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state ?? ''));
     expect(await readFigures(), (await page.textContent('#message')) ?? '').toEqual(want);
     await page.screenshot({ path: path.join(artifacts, 'rbedrock_example3-mcworld-opfs.png'), fullPage: true });
+    // Timing-dependent, so only reported: how often the reopen met the dead worker's lock.
+    console.log('OPFS LEVEL_LOCKED retries after the cancel:', await page.evaluate(() => (window as unknown as { strataViewer: { lockRetries(): number } }).strataViewer.lockRetries()));
+    // A zip bomb is refused by the OPFS import's unzip too, with the same message, nothing kept.
+    const bomb = path.join(tempDir('viewer-opfs-bomb'), 'bomb.mcworld');
+    execFileSync('python3', ['-c', `import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
+    z.writestr('level.dat', b'\\0' * 16)
+    z.writestr('db/CURRENT', b'MANIFEST-000001\\n')
+    z.writestr('db/000005.ldb', b'\\0' * (64 << 20))`, bomb]);
+    await page.check('#import-opfs');
+    const refused = await openWith('#open-mcworld', bomb);
+    await page.uncheck('#import-opfs');
+    expect([refused.state, refused.message]).toEqual(['error', '“bomb.mcworld” was refused: it looks like a zip bomb (mcworld: db/000005.ldb inflates more than 200× its compressed size).']);
+    expect(await listed()).toEqual(['viewer/rbedrock_example3']);
     await page.click('#imported-list li .delete-imported');
     await page.waitForFunction(() => document.querySelectorAll('#imported-list li').length === 0);
   });

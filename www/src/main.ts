@@ -47,6 +47,7 @@ let generation = 0;
 // Engine work that can be cancelled: what it is, since when (for the elapsed-time text).
 let work: { what: string; since: number; gen: number; onCancel?: () => void } | undefined;
 let lastCancel = 0;
+let lockRetries = 0;
 const elapsedEl = $('work-elapsed');
 const cancelBtn = $<HTMLButtonElement>('cancel-work');
 setInterval(() => {
@@ -93,6 +94,7 @@ async function openOpfsWorld(location: string): Promise<World> {
       return await openWorld(location, { storage: 'opfs' });
     } catch (e) {
       if ((e as { code?: string }).code !== 'LEVEL_LOCKED' || performance.now() - lastCancel > 5000) throw e;
+      lockRetries++;
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -529,6 +531,8 @@ document.addEventListener('drop', (ev) => {
 /** For tests: the canvas point of block (x, z) on the current map. */
 (window as unknown as { strataViewer: unknown }).strataViewer = {
   pointOf: (x: number, z: number) => mapView.pointOf(x, z),
+  /** LEVEL_LOCKED retries of OPFS opens after a cancel (dead worker's handles not yet released). */
+  lockRetries: () => lockRetries,
 };
 
 // The demo world, when the server offers one (npm run serve).
