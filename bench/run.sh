@@ -9,3 +9,4 @@ cd "$(dirname "$0")/.."
 bash bench/scan.sh "$@"
 bash bench/db_bench.sh --num="${STRATA_DB_BENCH_NUM:-1000000}" --no-build
 bash bench/node.sh --num "${STRATA_DB_BENCH_NUM:-1000000}"
+node bench/browser.mjs   # the benchmark page in headless Chromium (Strata over OPFS vs IndexedDB): bench/results/browser-<date>.*

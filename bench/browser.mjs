@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+// The benchmark page (www/bench.html) in headless Chromium, run for real: Debian's chromium
+// launched through playwright-core with the recipe of js/test/viewer.test.ts (never a
+// downloaded browser), www/dist served by scripts/serve-www.mjs on 127.0.0.1. First the viewer
+// copies a shared world into OPFS (for the scan workload, Strata only), then /bench.html runs
+// every workload on both engines (Strata over OPFS, IndexedDB via browser-level), each in a
+// fresh worker. The results table (#bench-results rows with data-workload/data-engine) is read,
+// and the page's own JSON (exact figures, browser, hardware concurrency) kept beside it:
+// bench/results/browser-<UTC date>.json and .md (ops/s per workload per engine, ratio).
+//
+//   node bench/browser.mjs [--entries 20000] [--value-size 100] [--batch-size 100]
+//                          [--world amulet_1_18_vanilla | --no-world]
+// Env: STRATA_CHROMIUM (default /usr/bin/chromium), STRATA_WORLDS (default ../shared/worlds).
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(path.join(repo, 'js/package.json'));
+const { chromium } = require('playwright-core');
+const { serveDir } = await import(path.join(repo, 'scripts/serve-www.mjs'));
+
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : dflt;
+};
+const entries = Number(opt('entries', '20000'));
+const valueSize = Number(opt('value-size', '100'));
+const batchSize = Number(opt('batch-size', '100'));
+const worldName = args.includes('--no-world') ? undefined : opt('world', 'amulet_1_18_vanilla');
+const CHROMIUM = process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium';
+const worldsDir = process.env.STRATA_WORLDS ?? path.resolve(repo, '../shared/worlds');
+const ENGINES = ['strata-opfs', 'indexeddb'];
+const WORKLOADS = ['fillseq', 'readseq', 'fillrandom', 'readrandom', 'batch', ...(worldName ? ['scan'] : [])];
+
+execFileSync('bash', [path.join(repo, 'scripts/build-www.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
+const browserVersion = execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+const { server, origin } = await serveDir(path.join(repo, 'www/dist'), 0);
+const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-bench-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: CHROMIUM,
+  headless: true,
+  viewport: { width: 1200, height: 1400 },
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+
+try {
+  const page = await context.newPage();
+  page.on('pageerror', (e) => console.error('page error:', e));
+  let world;
+  if (worldName) {
+    // The viewer's "copy into browser storage (OPFS)", as a player would do it.
+    const dir = path.join(worldsDir, worldName);
+    await page.goto(`${origin}/`);
+    await page.waitForFunction(() => document.body.dataset.state === 'ready');
+    await page.check('#import-opfs');
+    await page.evaluate(() => (document.body.dataset.state = 'idle'));
+    const t0 = performance.now();
+    await page.setInputFiles('#open-folder', dir);
+    await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state ?? ''), undefined, { timeout: 600_000 });
+    const state = await page.getAttribute('body', 'data-state');
+    if (state !== 'ready') throw new Error(`importing ${worldName} into OPFS failed: ${await page.textContent('#message')}`);
+    const location = await page.getAttribute('#imported-list li', 'data-location');
+    world = { name: worldName, location, entries: Number(await page.getAttribute('#world-summary', 'data-entries')), importAndOpenSeconds: (performance.now() - t0) / 1000 };
+    console.log(`== ${worldName} imported into OPFS as ${location} (${world.entries} entries, import + open + map ${world.importAndOpenSeconds.toFixed(1)} s)`);
+  }
+  const q = new URLSearchParams({ entries: String(entries), valueSize: String(valueSize), batchSize: String(batchSize), workloads: WORKLOADS.join(','), engines: ENGINES.join(','), auto: '1' });
+  if (world) q.set('world', world.location);
+  const url = `/bench.html?${q}`;
+  console.log(`== ${url}`);
+  await page.goto(`${origin}${url}`);
+  await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), undefined, { timeout: 1_800_000, polling: 1000 });
+  if ((await page.getAttribute('body', 'data-state')) !== 'done') throw new Error(`the run failed: ${await page.textContent('#message')}`);
+  const table = await page.$$eval('#bench-results tbody tr', (trs) =>
+    trs.map((tr) => ({ workload: tr.dataset.workload, engine: tr.dataset.engine, cells: [...tr.children].map((td) => td.textContent ?? '') })),
+  );
+  const pageJson = await page.evaluate(async () => (await fetch(document.getElementById('bench-download').href)).json());
+  fs.mkdirSync(path.join(repo, 'target/bench'), { recursive: true });
+  await page.screenshot({ path: path.join(repo, 'target/bench/browser.png'), fullPage: true });
+
+  const rows = pageJson.rows;
+  const ops = (w, e) => rows.find((r) => r.workload === w && r.engine === e)?.opsPerSec;
+  for (const w of WORKLOADS) {
+    for (const e of w === 'scan' ? ['strata-opfs'] : ENGINES) {
+      if (!table.some((r) => r.workload === w && r.engine === e) || ops(w, e) === undefined) throw new Error(`no result for ${w} on ${e}`);
+    }
+  }
+  if (world) {
+    // The scan read the whole imported world: its entry count equals MANIFEST.tsv's.
+    const tsv = fs.readFileSync(path.join(worldsDir, 'MANIFEST.tsv'), 'utf8').trim().split('\n').map((l) => l.split('\t'));
+    const want = Number(tsv.find((f) => f[tsv[0].indexOf('name')] === world.name)?.[tsv[0].indexOf('entries')]);
+    const got = rows.find((r) => r.workload === 'scan').ops;
+    if (got !== want || world.entries !== want) throw new Error(`scan of ${world.name}: ${got} entries (viewer ${world.entries}), MANIFEST.tsv says ${want}`);
+  }
+  const summary = WORKLOADS.map((w) => {
+    const s = ops(w, 'strata-opfs');
+    const i = ops(w, 'indexeddb');
+    return { workload: w, strataOpsPerSec: s, indexeddbOpsPerSec: i ?? null, ratio: i ? s / i : null };
+  });
+  const date = new Date().toISOString().slice(0, 10);
+  const out = {
+    date: new Date().toISOString(),
+    browser: browserVersion,
+    userAgent: pageJson.env.userAgent,
+    hardwareConcurrency: pageJson.env.hardwareConcurrency,
+    host: { cpus: os.cpus()[0]?.model, cores: os.cpus().length, platform: `${os.platform()} ${os.release()}` },
+    url,
+    config: pageJson.config,
+    world: world ?? null,
+    summary,
+    rows,
+    table,
+  };
+  const base = path.join(repo, 'bench/results', `browser-${date}`);
+  fs.writeFileSync(`${base}.json`, `${JSON.stringify(out, null, 2)}\n`);
+  const fmt = (n, d = 0) => (n === null || n === undefined ? '—' : n.toLocaleString('en', { maximumFractionDigits: d, minimumFractionDigits: d }));
+  const md = [
+    `# Browser benchmark, ${date} (bench/browser.mjs)`,
+    '',
+    `${browserVersion}, headless (playwright-core), ${pageJson.env.hardwareConcurrency} hardware threads; ${out.host.cpus}. `,
+    `${entries.toLocaleString('en')} entries, ${valueSize}-byte values, batches of ${batchSize}; each engine in a fresh worker; one run.`,
+    world ? `scan: ${world.name} (${world.entries.toLocaleString('en')} entries) copied into OPFS by the viewer; Strata only (IndexedDB has no such world).` : '',
+    '',
+    '| workload | Strata (OPFS) ops/s | IndexedDB (browser-level) ops/s | ratio Strata / IndexedDB |',
+    '|---|---:|---:|---:|',
+    ...summary.map((s) => `| ${s.workload} | ${fmt(s.strataOpsPerSec)} | ${fmt(s.indexeddbOpsPerSec)} | ${s.ratio === null ? '—' : `${fmt(s.ratio, 2)}×`} |`),
+    '',
+    `Page: \`${url}\`. Raw rows (ops, bytes, seconds, MB/s) in browser-${date}.json.`,
+    '',
+  ].filter((l, i, a) => l !== '' || a[i - 1] !== '');
+  fs.writeFileSync(`${base}.md`, `${md.join('\n')}\n`);
+  console.log(md.join('\n'));
+  console.log(`== wrote ${path.relative(repo, base)}.json and .md`);
+} finally {
+  await context.close();
+  server.close();
+  fs.rmSync(profile, { recursive: true, force: true });
+}
