@@ -1,0 +1,6 @@
+//! cargo-fuzz target: `strata::fuzzing::table` (must return for any input, never panic).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let _ = strata::fuzzing::table(data);
+});
