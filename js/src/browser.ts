@@ -91,6 +91,7 @@ export async function open(location: string, options: OpenOptions = {}): Promise
   if (typeof location !== 'string' || location === '') throw invalidArgument('location must be a non-empty string');
   if (typeof options !== 'object' || options === null) throw invalidArgument('options must be an object');
   const kind = options.storage ?? 'opfs';
+  if (kind === 'host') throw invalidArgument("storage 'host' is only available in Node (a host cannot cross into the worker)");
   // A picked folder is always read-only.
   const opts = engineOptions(kind === 'files' ? { ...options, readOnly: true } : options);
   const l = link();

@@ -5,6 +5,7 @@
 
 import { checkEncoding, decode, packKeys, packOps, toBytes, unpackEntries, unpackValues, type BatchOp, type Encoding, type Input } from './codec.js';
 import { StrataError, invalidArgument, toStrataError } from './errors.js';
+import type { StorageHost } from './host.js';
 import { iteratorSpec, type EngineOptions, type IteratorSpec, type StorageKind } from './engine.js';
 
 /** How `Db` reaches the engine. */
@@ -15,11 +16,15 @@ export interface Link {
 }
 
 export interface OpenOptions extends EngineOptions {
-  /** Where the database lives: `fs` (Node default), `opfs` (browser default), `mem`, or
-   * `files` (browser, read-only: a user-picked folder, given in `files`). */
+  /** Where the database lives: `fs` (Node default), `opfs` (browser default), `mem`,
+   * `files` (browser, read-only: a user-picked folder, given in `files`) or `host` (Node: the
+   * caller's `host`). */
   storage?: StorageKind;
   /** For `storage: 'files'`: the picked `File`s with their paths inside the folder. */
   files?: ReadonlyArray<{ path: string; file: Blob }>;
+  /** For `storage: 'host'` (Node only): the object that performs the file operations (the
+   * `StorageHost` contract; e.g. a wrapper over `NodeFsHost` that adds a quota). */
+  host?: StorageHost;
   /** Encoding of keys and values returned by reads (default `view`: Uint8Array). */
   keyEncoding?: Encoding;
   valueEncoding?: Encoding;

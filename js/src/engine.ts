@@ -68,8 +68,8 @@ export interface WasmModule {
   };
 }
 
-/** Which storage a database lives in. */
-export type StorageKind = 'fs' | 'mem' | 'opfs' | 'files';
+/** Which storage a database lives in (`host`: Node only, a caller-supplied `StorageHost`). */
+export type StorageKind = 'fs' | 'mem' | 'opfs' | 'files' | 'host';
 
 /** Engine-level open options (the wasm facade reads these names). */
 export interface EngineOptions {
@@ -90,9 +90,16 @@ export interface EngineOptions {
 /** Engine options from the package's open options: the JS-only fields dropped, and a
  * missing database created unless the open is read-only or says otherwise. */
 export function engineOptions(
-  options: EngineOptions & { storage?: unknown; files?: unknown; keyEncoding?: unknown; valueEncoding?: unknown; passive?: unknown },
+  options: EngineOptions & {
+    storage?: unknown;
+    files?: unknown;
+    host?: unknown;
+    keyEncoding?: unknown;
+    valueEncoding?: unknown;
+    passive?: unknown;
+  },
 ): EngineOptions {
-  const { storage: _s, files: _f, keyEncoding: _k, valueEncoding: _v, passive: _p, ...rest } = options;
+  const { storage: _s, files: _f, host: _h, keyEncoding: _k, valueEncoding: _v, passive: _p, ...rest } = options;
   return { createIfMissing: options.readOnly !== true, ...rest } as EngineOptions;
 }
 

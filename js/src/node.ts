@@ -14,6 +14,8 @@ export * from './db.js';
 export { StrataError, type ErrorCode } from './errors.js';
 export type { BatchOp, Encoding, Input } from './codec.js';
 export type { StorageHost } from './host.js';
+export { NodeFsHost } from './node-fs-host.js';
+import type { StorageHost } from './host.js';
 export type { EngineOptions, StorageKind } from './engine.js';
 export * from './world.js';
 
@@ -25,13 +27,22 @@ export function getEngine(): Engine {
     const bytes = fs.readFileSync(new URL('../wasm/strata_bg.wasm', import.meta.url));
     initSync({ module: bytes });
     const host = new NodeFsHost();
-    engine = new Engine({ Database } as unknown as WasmModule, (kind: StorageKind): HostLease => {
+    engine = new Engine({ Database } as unknown as WasmModule, (kind: StorageKind, _location: string, extra: unknown): HostLease => {
       if (kind === 'fs') return { host };
       if (kind === 'mem') return { host: undefined };
+      if (kind === 'host') return { host: extra as StorageHost };
       throw invalidArgument(`storage '${kind}' is only available in browsers`);
     });
   }
   return engine;
+}
+
+const HOST_METHODS = ['open', 'read', 'write', 'sync', 'size', 'close', 'exists', 'fileSize', 'list', 'remove', 'rename', 'mkdir', 'lock', 'unlock', 'syncDir'] as const;
+
+function checkHost(host: unknown): asserts host is StorageHost {
+  if (typeof host !== 'object' || host === null) throw invalidArgument("storage 'host' needs a host object in options.host");
+  const missing = HOST_METHODS.filter((m) => typeof (host as Record<string, unknown>)[m] !== 'function');
+  if (missing.length > 0) throw invalidArgument(`options.host lacks ${missing.join(', ')}`);
 }
 
 /** Opens (by default creating) the database in folder `location`. */
@@ -39,9 +50,10 @@ export async function open(location: string, options: OpenOptions = {}): Promise
   if (typeof location !== 'string' || location === '') throw invalidArgument('location must be a non-empty string');
   if (typeof options !== 'object' || options === null) throw invalidArgument('options must be an object');
   const kind = options.storage ?? 'fs';
+  if (kind === 'host') checkHost(options.host);
   const e = getEngine();
   try {
-    const handle = await e.open(kind, location, engineOptions(options));
+    const handle = await e.open(kind, location, engineOptions(options), options.host);
     return new Db(new LocalLink(e), handle, location, options);
   } catch (err) {
     throw toStrataError(err);

@@ -61,6 +61,9 @@ function parent(path: string): string {
 export class OpfsPool implements StorageHost {
   private readonly byPath = new Map<string, Slot>();
   private readonly spares: Slot[] = [];
+  /** Every handle the pool opened, whatever became of its slot: closing them all is what
+   * releases the database to other workers and tabs. */
+  private readonly handles: SyncHandle[] = [];
   private readonly fds = new Map<number, Fd>();
   private readonly dirs = new Set<string>();
   private nextFd = 1;
@@ -112,6 +115,7 @@ export class OpfsPool implements StorageHost {
       this.nextName = Math.max(this.nextName, parseInt(name, 10) + 1);
       const fh = await this.dir.getFileHandle(name);
       const handle = await openHandle(fh, this.key);
+      this.handles.push(handle);
       const slot: Slot = { name, handle, path: '', gen: 0 };
       this.readHeader(slot);
       if (slot.path === '') {
@@ -164,11 +168,14 @@ export class OpfsPool implements StorageHost {
   }
 
   private free(slot: Slot): void {
-    slot.handle.truncate(0);
-    slot.handle.flush();
     slot.path = '';
     slot.gen = 0;
-    this.spares.push(slot);
+    try {
+      slot.handle.truncate(0);
+      slot.handle.flush();
+    } finally {
+      this.spares.push(slot);
+    }
   }
 
   /** Opens spare files until there are enough for the next engine call. */
@@ -178,6 +185,7 @@ export class OpfsPool implements StorageHost {
       const name = `${this.nextName++}.sah`;
       const fh = await this.dir.getFileHandle(name, { create: true });
       const handle = await openHandle(fh, this.key);
+      this.handles.push(handle);
       handle.truncate(0);
       this.spares.push({ name, handle, path: '', gen: 0 });
     }
@@ -191,9 +199,13 @@ export class OpfsPool implements StorageHost {
   private closeHandles(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const s of this.byPath.values()) s.handle.close();
-    for (const s of this.spares) s.handle.close();
-    this.lockHandle.close();
+    for (const h of [...this.handles, this.lockHandle]) {
+      try {
+        h.close();
+      } catch {
+        // Closing is all that is left to do; one handle failing must not keep the others.
+      }
+    }
     openPools.delete(this.key);
   }
 
@@ -212,7 +224,21 @@ export class OpfsPool implements StorageHost {
   private createSlot(path: string): Slot {
     const spare = this.spares.pop();
     if (!spare) throw hostError('EMFILE', 'OPFS pool has no spare file handles (too many files created in one call)');
-    this.writeHeader(spare, path, ++this.gen);
+    try {
+      this.writeHeader(spare, path, ++this.gen);
+    } catch (e) {
+      // E.g. QuotaExceededError: the file was not created; the handle stays a spare (its
+      // header, if written at all, is cleared so a reload does not see the file either).
+      try {
+        spare.handle.truncate(0);
+      } catch {
+        // A header left behind names an empty file, which the engine ignores or deletes.
+      }
+      spare.path = '';
+      spare.gen = 0;
+      this.spares.push(spare);
+      throw e;
+    }
     this.byPath.set(path, spare);
     return spare;
   }

@@ -87,7 +87,12 @@ async function handle(req: Request): Promise<void> {
     } else if (req.op === 'import') {
       value = await importFiles(req.args[0] as string, req.args[1] as ImportFile[]);
     } else {
-      if (req.op !== 'open' && req.op !== 'openWorld' && typeof req.args[0] === 'number') await engine.prepare(req.args[0]);
+      if (req.op !== 'open' && req.op !== 'openWorld' && typeof req.args[0] === 'number') {
+        // A close goes ahead even when the storage cannot prepare (e.g. out of quota): it is
+        // what releases the database.
+        const prepared = engine.prepare(req.args[0]);
+        await (req.op === 'close' ? prepared.catch(() => {}) : prepared);
+      }
       value = await dispatch(engine, req.op, req.args);
     }
     const transfer: Transferable[] = [];

@@ -99,6 +99,37 @@ describe('browser (dedicated worker)', () => {
     expect(await run<number>(page, 'conformance', 'mem')).toBe(27);
   });
 
+  test('many promises in flight agree with a model (OPFS and mem)', async () => {
+    const expected = { writes: 2632, reads: 1369, iterators: 470, flushes: 83, snapshotReads: 4920, checks: 7007, entries: 197 };
+    expect(await run<object>(page, 'inflight', 'opfs')).toEqual(expected);
+    expect(await run<object>(page, 'inflight', 'mem')).toEqual(expected);
+  });
+
+  test('an exhausted OPFS quota: QuotaExceededError reaches the caller; every acknowledged write survives', async () => {
+    // The browser's own quota, lowered for this origin through the DevTools protocol.
+    const cdp = await context.newCDPSession(page);
+    const usage = await run<number>(page, 'quotaOpen');
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: usage + 8 * 1024 * 1024 });
+    let fill: { acked: number; error?: { code: string; kind?: string; message: string }; closeCode: string };
+    try {
+      fill = await run(page, 'quotaFill');
+    } finally {
+      await cdp.send('Storage.overrideQuotaForOrigin', { origin });
+    }
+    console.log(`OPFS quota: ${fill.acked} synced 4 KiB puts acknowledged before: ${fill.error?.message}; close: ${fill.closeCode}`);
+    expect(fill.error?.code).toBe('LEVEL_IO_ERROR');
+    expect(fill.error?.kind).toBe('NoSpace');
+    expect(fill.error?.message).toMatch(/QuotaExceededError/);
+    // 8 MiB cannot hold 2,048 values of 4 KiB (the log alone would fill it), and hold far
+    // more than 50 (Chromium grants OPFS handles capacity in chunks, so the count varies).
+    expect(fill.acked).toBeGreaterThan(50);
+    expect(fill.acked).toBeLessThan(2048);
+    const check = await run<{ entries: number; present: number; mismatches: number }>(page, 'quotaCheck', fill.acked);
+    expect(check.present).toBe(fill.acked);
+    expect(check.mismatches).toBe(0);
+    expect([fill.acked, fill.acked + 1]).toContain(check.entries);
+  });
+
   test('entries survive a page reload; a second tab gets LEVEL_LOCKED', async () => {
     expect(await run<number>(page, 'writeForReload')).toBe(3001);
     await page.reload();

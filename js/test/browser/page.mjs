@@ -3,6 +3,7 @@
 
 import { open, importIntoOpfs, destroy } from '/pkg/dist/browser.js';
 import { conformance } from '/test/shared/conformance.mjs';
+import { inflight } from '/test/shared/inflight.mjs';
 
 /* global CRC32C */
 
@@ -32,6 +33,19 @@ async function fetchWorld(name) {
   return Promise.all(
     names.map(async (n) => ({ name: n, data: new Uint8Array(await (await fetch(`/worlds/${name}/db/${n}`)).arrayBuffer()) })),
   );
+}
+
+const quotaKey = (i) => `q-${String(i).padStart(6, '0')}`;
+function quotaValue(i) {
+  const v = new Uint8Array(4096);
+  let x = (i + 1) * 2654435761;
+  for (let j = 0; j < v.length; j++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    v[j] = x & 255;
+  }
+  return v;
 }
 
 window.strataTest = {
@@ -67,6 +81,63 @@ window.strataTest = {
     const location = `conformance-${storage}`;
     if (storage === 'opfs') await destroy(location);
     return conformance(open, location, { storage });
+  },
+
+  async inflight(storage) {
+    const location = `inflight-${storage}`;
+    if (storage === 'opfs') await destroy(location);
+    return inflight(open, location, { storage });
+  },
+
+  async storageUsage() {
+    return (await navigator.storage.estimate()).usage;
+  },
+
+  /** Synced 4 KiB incompressible puts into OPFS (opened by quotaOpen) until the browser
+   * refuses one (the test lowers the origin's quota first); returns how many were acknowledged and the error. */
+  async quotaOpen() {
+    await destroy('quota');
+    window.quotaDb = await open('quota', { writeBufferSize: 64 * 1024 });
+    return (await navigator.storage.estimate()).usage;
+  },
+
+  async quotaFill() {
+    const db = window.quotaDb;
+    let acked = 0;
+    let error;
+    for (; acked < 20000; acked++) {
+      try {
+        await db.put(quotaKey(acked), quotaValue(acked), { sync: true });
+      } catch (e) {
+        error = { code: e.code, kind: e.kind, message: e.message };
+        break;
+      }
+    }
+    let closeCode = 'closed';
+    try {
+      await db.close();
+    } catch (e) {
+      closeCode = e.code;
+    }
+    return { acked, error, closeCode };
+  },
+
+  /** Reopens the quota database: every acknowledged put is there with its bytes. */
+  async quotaCheck(acked) {
+    const db = await open('quota');
+    let entries = 0;
+    let mismatches = 0;
+    for await (const [k, v] of db.iterator()) {
+      const i = Number(new TextDecoder().decode(k).slice(2));
+      const want = quotaValue(i);
+      if (i >= acked + 1 || v.length !== want.length || v.some((b, j) => b !== want[j])) mismatches++;
+      entries++;
+    }
+    let present = 0;
+    for (let i = 0; i < acked; i++) if ((await db.get(quotaKey(i))) !== undefined) present++;
+    await db.close();
+    await destroy('quota');
+    return { entries, present, mismatches };
   },
 
   /** First half of the reload test: write and close. */
