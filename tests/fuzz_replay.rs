@@ -413,6 +413,16 @@ fn fuzz_targets_survive_the_seed_corpus_and_its_mutations() {
     let start = Instant::now();
     let corpus = build_corpus();
     eprintln!("corpus built in {:.1?}", start.elapsed());
+    // scripts/fuzz.sh seeds cargo-fuzz from the same corpus.
+    if let Some(out) = std::env::var_os("STRATA_FUZZ_CORPUS_OUT") {
+        for (target, seeds) in &corpus.seeds {
+            let dir = std::path::Path::new(&out).join(target);
+            std::fs::create_dir_all(&dir).unwrap();
+            for (i, s) in seeds.iter().enumerate() {
+                std::fs::write(dir.join(format!("seed-{i:04}")), &s.data).unwrap();
+            }
+        }
+    }
     let counts: Vec<(&str, usize)> = SEEDS
         .iter()
         .map(|s| (s.0, corpus.seeds[s.0].len()))

@@ -237,6 +237,28 @@ describe('world viewer in Chromium', () => {
     await page.screenshot({ path: path.join(artifacts, 'demo-world.png'), fullPage: true });
   });
 
+  test('a .mcworld dropped on the page opens', async () => {
+    const row = worlds().find((r) => r.name === 'rbedrock_example3')!;
+    const bytes = fs.readFileSync(path.join(worldsDir, 'rbedrock_example3.mcworld')).toString('base64');
+    await page.evaluate(() => (document.body.dataset.state = 'idle'));
+    // A real drag cannot be scripted; the page gets the same events a drop of a file makes.
+    await page.evaluate((b64) => {
+      const data = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const dt = new DataTransfer();
+      dt.items.add(new File([data], 'rbedrock_example3.mcworld'));
+      for (const type of ['dragover', 'drop']) {
+        document.body.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+      }
+    }, bytes);
+    await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state ?? ''));
+    const shown = await page.evaluate(() => {
+      const d = document.getElementById('world-summary')!.dataset;
+      return [document.body.dataset.state, d.entries, d.keyBytes, d.valueBytes, d.crc32c, document.getElementById('map')!.dataset.chunks];
+    });
+    const chunks = execFileSync(releaseCli, ['world', 'chunks', path.join(worldsDir, 'rbedrock_example3.mcworld')], { encoding: 'utf8' }).trim();
+    expect(shown).toEqual(['ready', ...[row.entries, row.keyBytes, row.valueBytes, row.crc32c].map(String), chunks]);
+  });
+
   test('the benchmark page completes a small run with a row for every workload and engine', async () => {
     const bench = await context.newPage();
     bench.on('pageerror', (e) => console.error('bench page error:', e));
