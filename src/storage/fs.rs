@@ -18,13 +18,76 @@ use std::sync::{Arc, Mutex};
 use super::{FileLock, RandomAccessFile, Storage, WritableFile};
 use crate::error::{Error, Result};
 
-/// The native file system. Stateless: paths are used as given.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FsStorage;
+/// The native file system; paths are used as given.
+///
+/// Table files (`.ldb`, `.sst`) opened for reading are memory-mapped, as LevelDB does on
+/// 64-bit hosts (at most `MAX_MAPS` at once, then `pread`): a block read is then a slice of
+/// the mapping, with no system call, no copy and no buffer to zero. Tables are never modified
+/// after they are written, so the mapping stays valid (a file that shrinks under the mapping
+/// by another program's hand would fault, as in LevelDB). Mapped pages are file cache, counted
+/// in a process's resident size while mapped; a scan's readahead reads with `pread` instead,
+/// so a full scan does not map the whole database.
+#[derive(Clone, Copy, Debug)]
+pub struct FsStorage {
+    map_tables: bool,
+}
+
+impl Default for FsStorage {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl FsStorage {
+    /// Maps table files on 64-bit hosts.
     pub fn new() -> Self {
-        FsStorage
+        FsStorage {
+            map_tables: cfg!(target_pointer_width = "64"),
+        }
+    }
+
+    /// Reads every file with `pread` (no memory maps).
+    pub fn without_mmap() -> Self {
+        FsStorage { map_tables: false }
+    }
+}
+
+/// Tables mapped at once in this process (LevelDB's default limit on 64-bit hosts).
+const MAX_MAPS: usize = 1000;
+static MAPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A read-only mapping of a whole table file, counted against `MAX_MAPS`.
+struct TableMap(memmap2::Mmap);
+
+impl TableMap {
+    fn new(file: &File) -> Option<TableMap> {
+        use std::sync::atomic::Ordering;
+        let len = file.metadata().ok()?.len();
+        if len == 0 || usize::try_from(len).is_err() {
+            return None;
+        }
+        if MAPS.fetch_add(1, Ordering::Relaxed) >= MAX_MAPS {
+            MAPS.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        // SAFETY: the mapping is read-only and table files are immutable once written (the
+        // engine never rewrites or truncates one; it only deletes them, which leaves the
+        // mapping valid). This is LevelDB's own contract for its mmap'd tables.
+        #[allow(unsafe_code)]
+        let map = unsafe { memmap2::Mmap::map(file) };
+        match map {
+            Ok(m) => Some(TableMap(m)),
+            Err(_) => {
+                MAPS.fetch_sub(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+}
+
+impl Drop for TableMap {
+    fn drop(&mut self) {
+        MAPS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -40,6 +103,7 @@ fn io_err(path: &str, e: io::Error) -> Error {
 struct FsFile {
     file: File,
     path: String,
+    map: Option<TableMap>,
 }
 
 impl RandomAccessFile for FsFile {
@@ -67,6 +131,10 @@ impl RandomAccessFile for FsFile {
             .metadata()
             .map_err(|e| io_err(&self.path, e))?
             .len())
+    }
+
+    fn mapped(&self) -> Option<&[u8]> {
+        self.map.as_ref().map(|m| &m.0[..])
     }
 }
 
@@ -187,9 +255,16 @@ fn lock_error(path: &str, e: std::fs::TryLockError) -> Error {
 impl Storage for FsStorage {
     fn open_random(&self, path: &str) -> Result<Arc<dyn RandomAccessFile>> {
         let file = File::open(path).map_err(|e| io_err(path, e))?;
+        let is_table = path.ends_with(".ldb") || path.ends_with(".sst");
+        let map = if self.map_tables && is_table {
+            TableMap::new(&file)
+        } else {
+            None
+        };
         Ok(Arc::new(FsFile {
             file,
             path: path.to_string(),
+            map,
         }))
     }
 
@@ -321,5 +396,44 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("db");
         super::super::conformance::run(&super::FsStorage::new(), root.to_str().unwrap());
+        let root = dir.path().join("db-pread");
+        super::super::conformance::run(&super::FsStorage::without_mmap(), root.to_str().unwrap());
+    }
+
+    #[test]
+    fn tables_are_mapped_and_read_the_same_bytes() {
+        use super::super::Storage;
+        let dir = tempfile::tempdir().unwrap();
+        let bytes: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let fs = super::FsStorage::new();
+        for name in ["000007.ldb", "000008.sst", "000009.log", "MANIFEST-000002"] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &bytes).unwrap();
+            let f = fs.open_random(path.to_str().unwrap()).unwrap();
+            let table = name.ends_with(".ldb") || name.ends_with(".sst");
+            assert_eq!(
+                f.mapped().map(<[u8]>::len),
+                table.then_some(100_000),
+                "{name}"
+            );
+            if let Some(m) = f.mapped() {
+                assert_eq!(m, &bytes[..]);
+            }
+            let mut buf = vec![0; 1000];
+            assert_eq!(f.read_at(99_500, &mut buf).unwrap(), 500);
+            assert_eq!(&buf[..500], &bytes[99_500..]);
+            let plain = super::FsStorage::without_mmap();
+            assert!(plain
+                .open_random(path.to_str().unwrap())
+                .unwrap()
+                .mapped()
+                .is_none());
+        }
+        // An empty table cannot be mapped; it reads as empty.
+        let empty = dir.path().join("000010.ldb");
+        std::fs::write(&empty, b"").unwrap();
+        let f = fs.open_random(empty.to_str().unwrap()).unwrap();
+        assert!(f.mapped().is_none());
+        assert_eq!(f.read_at(0, &mut [0; 4]).unwrap(), 0);
     }
 }

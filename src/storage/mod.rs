@@ -32,6 +32,11 @@ pub trait RandomAccessFile: Send + Sync {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize>;
     /// Current size of the file in bytes.
     fn size(&self) -> Result<u64>;
+    /// The whole file as memory, when the backend maps it (immutable table files natively):
+    /// readers then slice blocks out of it instead of reading them into a buffer.
+    fn mapped(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// A file written by appending.

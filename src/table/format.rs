@@ -87,6 +87,15 @@ pub fn read_block(
 ) -> Result<BlockContents> {
     check_handle(handle, file_size, max_size)?;
     let n = handle.size as usize;
+    // A mapped file: decode straight from the mapping (a block beyond the mapped length, in
+    // a file shorter than the MANIFEST says, takes the read path, which reports it).
+    if let Some(map) = file.mapped() {
+        let start = handle.offset as usize;
+        if let Some(raw) = map.get(start..start + n + BLOCK_TRAILER_SIZE) {
+            return decode_block_slice(raw, verify, max_size)
+                .map_err(|e| e.at_offset(handle.offset));
+        }
+    }
     let raw = read_exact_at(file, handle.offset, n + BLOCK_TRAILER_SIZE)?;
     decode_block(raw, verify, max_size).map_err(|e| e.at_offset(handle.offset))
 }
