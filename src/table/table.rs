@@ -9,8 +9,8 @@ use std::sync::{Arc, OnceLock};
 use super::block::{Block, BlockIter};
 use super::filter_block::FilterBlockReader;
 use super::format::{
-    check_handle, decode_block_slice, read_block, BlockHandle, Footer, BLOCK_TRAILER_SIZE,
-    FOOTER_SIZE,
+    check_handle, decode_block_slice, read_block, read_block_via, BlockHandle, Footer,
+    BLOCK_TRAILER_SIZE, FOOTER_SIZE,
 };
 use super::readahead::{Readahead, ReadaheadPool, Successor};
 use super::two_level_iterator::{InnerOpener, TwoLevelIterator};
@@ -153,7 +153,9 @@ impl Table {
                 return Ok(b);
             }
         }
-        let block = self.read_block_uncached(handle, options.verify_checksums)?;
+        // Reads that fill the cache are point reads and user iterators: they use the file's
+        // map. Bulk reads (fill_cache off) read with pread.
+        let block = self.read_block_via(handle, options.verify_checksums, options.fill_cache)?;
         let block = Arc::new(block.0);
         if options.fill_cache {
             if let Some(cache) = &self.settings.block_cache {
@@ -165,12 +167,23 @@ impl Table {
 
     /// Reads and decodes one block without the cache: `(block, compression id)`.
     pub fn read_block_uncached(&self, handle: BlockHandle, verify: bool) -> Result<(Block, u8)> {
-        let contents = read_block(
+        self.read_block_via(handle, verify, false)
+    }
+
+    /// `read_block_uncached`, through the file's map when it has one and `use_map` is set.
+    fn read_block_via(
+        &self,
+        handle: BlockHandle,
+        verify: bool,
+        use_map: bool,
+    ) -> Result<(Block, u8)> {
+        let contents = read_block_via(
             &*self.file,
             self.size,
             handle,
             verify,
             self.settings.max_block_size,
+            use_map,
         )
         .map_err(|e| e.in_file(self.name.clone()))?;
         let id = contents.compression_id;
