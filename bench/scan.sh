@@ -170,7 +170,7 @@ fi
 #   rusty         rusty-leveldb 4 (bench/rusty, Mojang's codecs registered), on a hard-linked copy
 # Each engine runs R times (best counts), then once more under /usr/bin/time -v (peak RSS, CPU).
 # Then the physical limit: bench/inflate decodes every compressed data block once per decoder
-# on one core (zlib-rs is what Strata ships natively); floor = that time / cores.
+# on one core (libdeflate is what Strata ships natively); floor = that time / cores.
 [ -f js/dist/node.js ] || bash scripts/build-wasm.sh >/dev/null
 "$PY" -c 'import matplotlib' 2>/dev/null ||
   "$PY" -m pip install --disable-pip-version-check -q matplotlib  # the results chart only

@@ -139,19 +139,72 @@ fn decompress_snappy(input: &[u8], limit: usize) -> Result<Vec<u8>> {
 
 /// Inflates a zlib (`zlib_header`) or raw deflate block with the decoder measured fastest for
 /// the target (bench/inflate, every data block of the 1 GB Bedrock world, one core): natively
-/// zlib-rs (954 MB/s; zune-inflate 791, miniz_oxide 409), in wasm zune-inflate (438 MB/s;
-/// zlib-rs 290, miniz_oxide 164; simd128 did not help zune). Both are built and tested on
-/// every target; only the choice differs.
+/// C libdeflate (1315 MB/s; zlib-rs 1015, zune-inflate 874, miniz_oxide 570), or zlib-rs in a
+/// pure-Rust build (`--no-default-features`); in wasm zune-inflate (438 MB/s; zlib-rs 290,
+/// miniz_oxide 164; simd128 did not help zune). Every native build tests them side by side.
 fn inflate(input: &[u8], limit: usize, zlib_header: bool) -> Result<Vec<u8>> {
-    if cfg!(target_arch = "wasm32") {
-        inflate_zune(input, limit, zlib_header)
-    } else {
-        inflate_zlib_rs(input, limit, zlib_header)
+    #[cfg(target_arch = "wasm32")]
+    return inflate_zune(input, limit, zlib_header);
+    #[cfg(all(not(target_arch = "wasm32"), feature = "libdeflate"))]
+    return inflate_libdeflate(input, limit, zlib_header);
+    #[cfg(all(not(target_arch = "wasm32"), not(feature = "libdeflate")))]
+    return inflate_zlib_rs(input, limit, zlib_header);
+}
+
+fn past_limit(what: &str, limit: usize) -> Error {
+    Error::corruption(format!("{what} block inflates past the {limit}-byte limit"))
+}
+
+/// C libdeflate: a whole-buffer decoder that needs the output's room up front. Each thread
+/// keeps a decompressor and a scratch buffer; a block is decoded into the scratch (grown from
+/// a guess by doubling on `InsufficientSpace`, never past `limit`, so a hostile block costs
+/// at most twice the limit in work) and copied out at its exact length: no zeroed buffer per
+/// block, and once the scratch has reached the largest block size no retries. Bytes after the
+/// end of the stream are ignored, as zlib's `uncompress` does.
+#[cfg(all(not(target_arch = "wasm32"), feature = "libdeflate"))]
+fn inflate_libdeflate(input: &[u8], limit: usize, zlib_header: bool) -> Result<Vec<u8>> {
+    use libdeflater::{DecompressionError, Decompressor};
+    use std::cell::RefCell;
+    thread_local! {
+        static STATE: RefCell<Option<(Decompressor, Vec<u8>)>> = const { RefCell::new(None) };
     }
+    let what = if zlib_header { "zlib" } else { "raw deflate" };
+    STATE.with(|cell| {
+        let mut state = cell.borrow_mut();
+        let (decoder, scratch) = state.get_or_insert_with(|| (Decompressor::new(), Vec::new()));
+        let guess = input.len().saturating_mul(8).max(4096);
+        let mut room = scratch.len().max(guess).min(limit);
+        loop {
+            if scratch.len() < room {
+                scratch.resize(room, 0);
+            }
+            let out = &mut scratch[..room];
+            let result = if zlib_header {
+                decoder.zlib_decompress(input, out)
+            } else {
+                decoder.deflate_decompress(input, out)
+            };
+            match result {
+                Ok(n) => return Ok(scratch[..n].to_vec()),
+                Err(DecompressionError::InsufficientSpace) if room >= limit => {
+                    return Err(past_limit(what, limit))
+                }
+                Err(DecompressionError::InsufficientSpace) => {
+                    room = room.saturating_mul(2).min(limit);
+                }
+                Err(DecompressionError::BadData) => {
+                    return Err(Error::corruption(format!(
+                        "bad {what} block: invalid or truncated stream"
+                    )))
+                }
+            }
+        }
+    })
 }
 
 /// zune-inflate: a whole-buffer decoder (a port of libdeflate). It checks the limit as it
 /// copies matches; the final length check makes literal-only tails obey it too.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // natively: tested side by side
 fn inflate_zune(input: &[u8], limit: usize, zlib_header: bool) -> Result<Vec<u8>> {
     use zune_inflate::{errors::DecodeErrorStatus, DeflateDecoder, DeflateOptions};
     let what = if zlib_header { "zlib" } else { "raw deflate" };
@@ -171,9 +224,7 @@ fn inflate_zune(input: &[u8], limit: usize, zlib_header: bool) -> Result<Vec<u8>
         | Err(zune_inflate::errors::InflateDecodeErrors {
             error: DecodeErrorStatus::OutputLimitExceeded(..),
             ..
-        }) => Err(Error::corruption(format!(
-            "{what} block inflates past the {limit}-byte limit"
-        ))),
+        }) => Err(past_limit(what, limit)),
         Err(e) => Err(Error::corruption(format!(
             "bad {what} block: {:?}",
             e.error
@@ -184,6 +235,8 @@ fn inflate_zune(input: &[u8], limit: usize, zlib_header: bool) -> Result<Vec<u8>
 /// zlib-rs: the output buffer starts at a guess and doubles, never past `limit`; the decoder
 /// state (a 32 KiB window) is kept per thread and reset per block. Bytes after the end of the
 /// stream are ignored, as zlib's `uncompress` does.
+#[cfg(not(target_arch = "wasm32"))]
+#[cfg_attr(feature = "libdeflate", allow(dead_code))] // then only tested side by side
 fn inflate_zlib_rs(input: &[u8], limit: usize, zlib_header: bool) -> Result<Vec<u8>> {
     use std::cell::RefCell;
     use zlib_rs::{Inflate, InflateFlush, Status};
@@ -217,9 +270,7 @@ fn inflate_zlib_rs(input: &[u8], limit: usize, zlib_header: bool) -> Result<Vec<
             }
             if produced == out.len() {
                 if out.len() >= limit {
-                    return Err(Error::corruption(format!(
-                        "{what} block inflates past the {limit}-byte limit"
-                    )));
+                    return Err(past_limit(what, limit));
                 }
                 out.resize(out.len().saturating_mul(2).min(limit), 0);
             } else if consumed == input.len() || (took == 0 && gave == 0) {
@@ -357,16 +408,20 @@ mod tests {
         assert!(decompress(2, &frame, 1 << 20).unwrap_err().is_corruption());
     }
 
-    /// Both inflate implementations, as `decompress` would call them for an id.
+    /// Every inflate implementation of this build, as `decompress` would call them for an id.
     type Inflater = fn(&[u8], usize, bool) -> Result<Vec<u8>>;
-    const INFLATERS: [(&str, Inflater); 2] =
-        [("zlib-rs", inflate_zlib_rs), ("zune-inflate", inflate_zune)];
+    const INFLATERS: &[(&str, Inflater)] = &[
+        ("zlib-rs", inflate_zlib_rs),
+        ("zune-inflate", inflate_zune),
+        #[cfg(feature = "libdeflate")]
+        ("libdeflate", inflate_libdeflate),
+    ];
 
     #[test]
-    fn both_inflaters_agree_on_limits_truncation_and_garbage() {
+    fn every_inflater_agrees_on_limits_truncation_and_garbage() {
         let input = sample();
         let mut rng = crate::util::random::Random::new(11);
-        for (name, inflate) in INFLATERS {
+        for &(name, inflate) in INFLATERS {
             for kind in [CompressionType::Zlib, CompressionType::ZlibRaw] {
                 let mut out = Vec::new();
                 compress(kind, &input, &mut out);
@@ -388,10 +443,18 @@ mod tests {
                 let mut padded = out.clone();
                 padded.extend_from_slice(&[0xAA; 9]);
                 assert_eq!(inflate(&padded, 1 << 20, z).unwrap(), input, "{name}");
-                // A 256 MiB bomb is refused at a 1 MiB limit.
+                // An 8 MiB bomb is refused at a 1 MiB limit.
                 let zeros = vec![0u8; 8 << 20];
                 compress(kind, &zeros, &mut out);
                 let err = inflate(&out, 1 << 20, z).unwrap_err();
+                assert!(err.message().contains("limit"), "{name}: {err}");
+                // The same block under a limit it fits: far past the first size guess (8x the
+                // input), it still decodes whole, and a small block after it stays exact.
+                assert_eq!(inflate(&out, 8 << 20, z).unwrap(), zeros, "{name}");
+                let mut small = Vec::new();
+                compress(kind, &input, &mut small);
+                assert_eq!(inflate(&small, input.len(), z).unwrap(), input, "{name}");
+                let err = inflate(&small, input.len() - 1, z).unwrap_err();
                 assert!(err.message().contains("limit"), "{name}: {err}");
             }
             // A damaged zlib checksum is caught.

@@ -65,13 +65,15 @@ impl MapImage {
         self.rgba.chunks_exact(4).filter(|p| p[3] != 0).count() as u64
     }
 
-    /// The image as PNG bytes.
+    /// The image as PNG bytes (native builds).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn to_png(&self) -> Result<Vec<u8>> {
         encode_png(self.width, self.height, &self.rgba)
     }
 }
 
-/// Encodes RGBA8 pixels as PNG.
+/// Encodes RGBA8 pixels as PNG (native builds).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn encode_png(width: u32, height: u32, rgba: &[u8]) -> Result<Vec<u8>> {
     let fail = |e: png::EncodingError| Error::invalid_argument(format!("png: {e}"));
     let mut out = Vec::new();
