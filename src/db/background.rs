@@ -252,8 +252,6 @@ impl DbInner {
         drop(base);
         if result.is_ok() {
             st.imm = None;
-            // Its log is obsolete: the flushed table holds its writes.
-            st.prev_log = None;
             self.has_imm.store(false, Ordering::Release);
             st.flushes += 1;
             self.delete_obsolete_files(&mut st);

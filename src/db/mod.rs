@@ -110,11 +110,6 @@ struct State {
     /// The open write-ahead log (None when read-only, or while the leader writes to it).
     log: Option<log::Writer>,
     log_file_number: u64,
-    /// Whether the current log's folder entry is known durable.
-    log_dir_synced: bool,
-    /// The log of `imm` while it may hold unsynced writes: synced before the first synced
-    /// write to the current log, dropped once `imm` is flushed.
-    prev_log: Option<log::Writer>,
     bg_scheduled: bool,
     bg_error: Option<Error>,
     shutting_down: bool,

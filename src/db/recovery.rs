@@ -161,9 +161,6 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             versions,
             log: log_writer,
             log_file_number,
-            // The MANIFEST edit naming the new log synced the folder (log_and_apply).
-            log_dir_synced: true,
-            prev_log: None,
             bg_scheduled: false,
             bg_error: None,
             shutting_down: false,

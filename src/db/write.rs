@@ -120,14 +120,6 @@ impl DbInner {
         }
         let sync = group.iter().any(|w| w.options.sync);
         let use_wal = group.iter().any(|w| !w.options.disable_wal);
-        if sync && use_wal {
-            if let Err(e) = self.make_earlier_writes_durable(&mut st) {
-                if st.bg_error.is_none() {
-                    st.bg_error = Some(e.clone());
-                }
-                return Err(e);
-            }
-        }
         let first = st.versions.last_sequence + 1;
         batch.set_sequence(first);
         let last = first + batch.count() as u64 - 1;
@@ -165,23 +157,6 @@ impl DbInner {
                 Err(e)
             }
         }
-    }
-
-    /// Before a synced write: the new log's folder entry must be durable (or the synced write
-    /// vanishes with its file), and so must the previous log, whose memtable is not flushed
-    /// yet (or the synced write survives a crash that loses earlier acknowledged writes, and
-    /// recovery no longer yields a prefix). Each is done once per log switch; a database that
-    /// never syncs never pays for them.
-    fn make_earlier_writes_durable(&self, st: &mut State) -> Result<()> {
-        if !st.log_dir_synced {
-            self.storage.sync_dir(&self.dir)?;
-            st.log_dir_synced = true;
-        }
-        if let Some(prev) = st.prev_log.as_mut() {
-            prev.sync()?;
-            st.prev_log = None;
-        }
-        Ok(())
     }
 
     /// Ensures the memtable has room (or, with `force`, switches it regardless).
@@ -231,15 +206,21 @@ impl DbInner {
                 Ok(f) => f,
                 Err(e) => return (st, Err(e)),
             };
-            // The old log and the new log's folder entry are synced lazily, before the first
-            // synced write to the new log (make_earlier_writes_durable), not on every switch.
-            debug_assert!(
-                st.prev_log.is_none(),
-                "a switch waits for the previous flush"
-            );
-            st.prev_log = st.log.take();
+            // A synced write to the new log is lost if the log's folder entry is not durable.
+            if let Err(e) = self.storage.sync_dir(&self.dir) {
+                return (st, Err(e));
+            }
+            // Sync the old log's tail: a later synced write in the new log must not survive a
+            // crash that loses earlier acknowledged writes (recovery must yield a prefix).
+            if let Some(mut old) = st.log.take() {
+                if let Err(e) = old.sync() {
+                    // Sticky: a failed fsync may not fail again when retried.
+                    st.log = Some(old);
+                    st.bg_error = Some(e.clone());
+                    return (st, Err(e));
+                }
+            }
             st.log = Some(log::Writer::new(file));
-            st.log_dir_synced = false;
             st.log_file_number = number;
             let full = std::mem::replace(&mut st.mem, Arc::new(MemTable::new()));
             st.imm = Some(full);
