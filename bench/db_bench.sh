@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# db_bench workloads, Strata (`strata bench`) against Google's LevelDB (Debian libleveldb-dev
-# through bench/leveldb_bench.cc, a harness with the same workloads, keys, values and seeds),
-# in one run on this machine. Prints a table of micros/op and the ratio LevelDB/Strata per
-# workload (> 1: Strata is faster) and writes bench/results/db_bench-<date>.{json,md}.
+# db_bench workloads, Strata (`strata bench`) against peer engines in one run on this machine:
+# Google's LevelDB (Debian libleveldb-dev through bench/leveldb_bench.cc), RocksDB (Debian
+# librocksdb-dev through bench/rocksdb_bench.cc) and SQLite (Debian libsqlite3-dev through
+# bench/sqlite_bench.c), harnesses with the same workloads, keys, values and seeds. Prints a
+# table of micros/op and the ratios peer/Strata per workload (> 1: Strata is faster) and writes
+# bench/results/db_bench-<date>.{json,md}. A workload a peer has no counterpart for (SQLite:
+# compact) shows "-".
 #
 # usage: bash bench/db_bench.sh [--num=N] [--no-build]
+# env:   STRATA_DB_BENCH_PEERS  comma-separated peers to run besides Strata
+#                               (default leveldb,rocksdb,sqlite; empty: Strata alone)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,48 +23,105 @@ for a in "$@"; do
   esac
 done
 
-# Google LevelDB from Debian (idempotent).
-if ! dpkg -s libleveldb-dev >/dev/null 2>&1 || ! dpkg -s libsnappy-dev >/dev/null 2>&1; then
-  echo "[db_bench] installing libleveldb-dev libsnappy-dev"
-  apt-get install -y -q libleveldb-dev libsnappy-dev >/dev/null 2>&1 \
-    || { apt-get update -q >/dev/null && apt-get install -y -q libleveldb-dev libsnappy-dev >/dev/null; }
+PEERS=${STRATA_DB_BENCH_PEERS-leveldb,rocksdb,sqlite}
+PEER_LIST=()
+for p in ${PEERS//,/ }; do
+  case "$p" in
+    leveldb | rocksdb | sqlite) PEER_LIST+=("$p") ;;
+    *) echo "STRATA_DB_BENCH_PEERS: unknown peer $p (leveldb, rocksdb, sqlite)" >&2; exit 2 ;;
+  esac
+done
+
+pkgs_of() { # peer -> Debian packages its harness builds against
+  case "$1" in
+    leveldb) echo libleveldb-dev libsnappy-dev ;;
+    rocksdb) echo librocksdb-dev ;;
+    sqlite) echo libsqlite3-dev ;;
+  esac
+}
+
+# The peers' libraries from Debian (idempotent).
+MISSING=()
+for p in ${PEER_LIST[@]+"${PEER_LIST[@]}"}; do
+  for pkg in $(pkgs_of "$p"); do
+    dpkg -s "$pkg" >/dev/null 2>&1 || MISSING+=("$pkg")
+  done
+done
+if [ ${#MISSING[@]} -gt 0 ]; then
+  echo "[db_bench] installing ${MISSING[*]}"
+  apt-get install -y -q "${MISSING[@]}" >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null && apt-get install -y -q "${MISSING[@]}" >/dev/null; }
 fi
+
 OUT=target/bench
 mkdir -p "$OUT" bench/results
-if [ ! -x "$OUT/leveldb_bench" ] || [ bench/leveldb_bench.cc -nt "$OUT/leveldb_bench" ]; then
-  g++ -O2 -std=c++17 bench/leveldb_bench.cc -lleveldb -lsnappy -lpthread -o "$OUT/leveldb_bench"
-fi
+build() { # source binary "compiler flags" "libraries" (rebuilt when the source is newer)
+  local src=$1 bin=$2 cc=$3 libs=$4
+  if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+    # shellcheck disable=SC2086 # word splitting wanted
+    $cc "$src" $libs -o "$bin"
+  fi
+}
+for p in ${PEER_LIST[@]+"${PEER_LIST[@]}"}; do
+  case "$p" in
+    leveldb) build bench/leveldb_bench.cc "$OUT/leveldb_bench" "g++ -O2 -std=c++17" "-lleveldb -lsnappy -lpthread" ;;
+    rocksdb) build bench/rocksdb_bench.cc "$OUT/rocksdb_bench" "g++ -O2 -Wall -std=c++17" "-lrocksdb -lpthread" ;;
+    sqlite) build bench/sqlite_bench.c "$OUT/sqlite_bench" "gcc -O2 -Wall" "-lsqlite3" ;;
+  esac
+done
 if [ "$BUILD" = 1 ]; then cargo build --release --quiet; fi
 
 WORKLOADS="fillseq,fillsync,fillrandom,overwrite,readrandom,readseq,readreverse,readmissing,readhot,seekrandom,compact,readrandom,readseq,readreverse,fill100K,fillbatch,deleteseq,fillrandom,deleterandom,bulkload_seq,readseq,bulkload_random,mixed"
 COMMON=(--num="$NUM" --value_size=100 --compression_ratio=0.5 --compression=snappy --json)
-STRATA_DB=$(mktemp -d /tmp/strata-dbbench.XXXX)
-LEVELDB_DB=$(mktemp -d /tmp/leveldb-dbbench.XXXX)
-trap 'rm -rf "$STRATA_DB" "$LEVELDB_DB"' EXIT
+DBS=$(mktemp -d /tmp/db-bench.XXXX)
+trap 'rm -rf "$DBS"' EXIT
 
 run() { # engine benchmarks extra-args...
   local engine=$1 list=$2; shift 2
   if [ "$engine" = strata ]; then
-    target/release/strata bench --benchmarks="$list" --db="$STRATA_DB/db" "${COMMON[@]}" "$@"
+    target/release/strata bench --benchmarks="$list" --db="$DBS/strata" "${COMMON[@]}" "$@"
   else
-    "$OUT/leveldb_bench" --benchmarks="$list" --db="$LEVELDB_DB/db" "${COMMON[@]}" "$@"
+    "$OUT/${engine}_bench" --benchmarks="$list" --db="$DBS/$engine" "${COMMON[@]}" "$@"
   fi
 }
 
 {
-  for engine in leveldb strata; do
+  for engine in ${PEER_LIST[@]+"${PEER_LIST[@]}"} strata; do
     run "$engine" "$WORKLOADS" | sed "s/^{/{\"engine\":\"$engine\",/"
+    rm -rf "${DBS:?}/$engine"
+    # Thread scaling: the LSM engines (SQLite's one connection holds an exclusive lock).
+    [ "$engine" = sqlite ] && continue
     for t in 1 2 4 8; do
       run "$engine" fillrandom --threads="$t" --num=$((NUM / t)) | sed "s/^{/{\"engine\":\"$engine\",\"scaling\":true,/"
     done
+    rm -rf "${DBS:?}/$engine"
   done
 } > "$OUT/db_bench.jsonl"
 
+# Versions of the peers' Debian packages, as package=version lines.
+VERSIONS=$OUT/db_bench.versions
+: > "$VERSIONS"
+for p in ${PEER_LIST[@]+"${PEER_LIST[@]}"}; do
+  for pkg in $(pkgs_of "$p"); do
+    [ "$pkg" = libsnappy-dev ] && continue
+    echo "$p $pkg $(dpkg-query -W -f='${Version}' "$pkg")" >> "$VERSIONS"
+  done
+done
+
 DATE=$(date -u +%Y-%m-%d)
-python3 - "$OUT/db_bench.jsonl" "bench/results/db_bench-$DATE" "$NUM" <<'PY'
-import json, sys, platform, subprocess
+python3 - "$OUT/db_bench.jsonl" "bench/results/db_bench-$DATE" "$NUM" "$VERSIONS" <<'PY'
+import json, os, platform, re, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 base, num = sys.argv[2], int(sys.argv[3])
+# peer -> (Debian package, Debian version), in the order they ran.
+peers = {}
+for line in open(sys.argv[4]):
+    engine, pkg, version = line.split()
+    peers[engine] = (pkg, version)
+def upstream(v):  # Debian version -> upstream: drop the epoch and the Debian revision
+    return re.sub(r"-[^-]*$", "", v.split(":", 1)[-1])
+names = {"leveldb": "LevelDB", "rocksdb": "RocksDB", "sqlite": "SQLite"}
+ran = [e for e in ("leveldb", "rocksdb", "sqlite") if e in peers]
 def pick(engine, scaling):
     out, seen = [], {}
     for r in rows:
@@ -69,16 +131,29 @@ def pick(engine, scaling):
             if scaling: key = f'fillrandom x{r["threads"]} threads'
             out.append((key, r))
     return out
-lines = [f"db_bench workloads, {num:,} entries, 16-byte keys, 100-byte values (ratio 0.5), Snappy; one run",
-         "", "| workload | LevelDB 1.23 micros/op | Strata micros/op | LevelDB/Strata |", "|---|---:|---:|---:|"]
-result = {"num": num, "machine": {"cpus": __import__("os").cpu_count(), "arch": platform.machine()}, "workloads": []}
+peer_text = ", ".join(f"{pkg} {v}" for pkg, v in peers.values()) or "none"
+cols = [f"{names[e]} {upstream(peers[e][1])} micros/op" for e in ran if e == "leveldb"] + ["Strata micros/op"] \
+    + [f"{names[e]} {upstream(peers[e][1])} micros/op" for e in ran if e != "leveldb"] \
+    + [f"{names[e]}/Strata" for e in ran]
+snappy = "Snappy (SQLite: uncompressed)" if "sqlite" in ran else "Snappy"
+lines = [f"db_bench workloads, {num:,} entries, 16-byte keys, 100-byte values (ratio 0.5), {snappy}; one run; peers: {peer_text}",
+         "", "| workload | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
+result = {"num": num, "machine": {"cpus": os.cpu_count(), "arch": platform.machine()},
+          "peers": {e: {"package": pkg, "version": v} for e, (pkg, v) in peers.items()},
+          "workloads": []}
+fmt = lambda r: f'{r["micros_per_op"]:.3f}' if r else "-"
 for scaling in (False, True):
-    l, s = dict(pick("leveldb", scaling)), dict(pick("strata", scaling))
+    by = {e: dict(pick(e, scaling)) for e in ran}
     for k, sr in pick("strata", scaling):
-        lr = l.get(k)
-        ratio = lr["micros_per_op"] / sr["micros_per_op"] if lr and sr["micros_per_op"] > 0 else None
-        lines.append(f'| {k} | {lr["micros_per_op"]:.3f} | {sr["micros_per_op"]:.3f} | {ratio:.2f} |' if lr else f"| {k} | - | {sr['micros_per_op']:.3f} | - |")
-        result["workloads"].append({"workload": k, "leveldb": lr, "strata": sr, "ratio_leveldb_over_strata": ratio})
+        got = {e: by[e].get(k) for e in ran}
+        ratio = {e: (got[e]["micros_per_op"] / sr["micros_per_op"] if got[e] and sr["micros_per_op"] > 0 else None) for e in ran}
+        cells = [fmt(got[e]) for e in ran if e == "leveldb"] + [fmt(sr)] + [fmt(got[e]) for e in ran if e != "leveldb"] \
+            + [f"{ratio[e]:.2f}" if ratio[e] is not None else "-" for e in ran]
+        lines.append(f"| {k} | " + " | ".join(cells) + " |")
+        w = {"workload": k, "leveldb": got.get("leveldb"), "strata": sr}
+        for e in ("rocksdb", "sqlite"): w[e] = got.get(e)
+        for e in ("leveldb", "rocksdb", "sqlite"): w[f"ratio_{e}_over_strata"] = ratio.get(e)
+        result["workloads"].append(w)
 text = "\n".join(lines)
 print(text)
 open(base + ".md", "w").write(text + "\n")
