@@ -64,7 +64,10 @@ fn prefix_len(db: &Db) -> Result<u32, String> {
     }
     let j = present.iter().take_while(|p| **p).count();
     if let Some(later) = present[j..].iter().position(|p| *p) {
-        return Err(format!("keys 0..{j} present, {j} missing, {} present", j + later));
+        return Err(format!(
+            "keys 0..{j} present, {j} missing, {} present",
+            j + later
+        ));
     }
     Ok(j as u32)
 }
@@ -80,7 +83,10 @@ fn an_unsynced_workload_recovers_a_prefix_after_a_crash_at_every_operation() {
         .iter()
         .filter(|o| o.path.ends_with(".log") && o.kind == strata::storage::OpKind::Create)
         .count();
-    assert!(logs >= 5, "only {logs} logs: the workload must cross memtable switches");
+    assert!(
+        logs >= 5,
+        "only {logs} logs: the workload must cross memtable switches"
+    );
     let total = counting.counts().total();
 
     let mut tried = 0;
