@@ -141,7 +141,7 @@ impl DbInner {
             }
             drop(c);
             drop(version);
-            self.delete_obsolete_files(&mut st);
+            st = self.delete_obsolete_files(st);
             return (st, r);
         }
         let smallest_snapshot = st
@@ -200,7 +200,7 @@ impl DbInner {
         if let Err(e) = &result {
             st.bg_error.get_or_insert_with(|| e.clone());
         }
-        self.delete_obsolete_files(&mut st);
+        st = self.delete_obsolete_files(st);
         (st, result)
     }
 
@@ -252,9 +252,11 @@ impl DbInner {
         drop(base);
         if result.is_ok() {
             st.imm = None;
+            // log_and_apply synced the folder, with the current log's entry in it.
+            st.log_dir_synced = true;
             self.has_imm.store(false, Ordering::Release);
             st.flushes += 1;
-            self.delete_obsolete_files(&mut st);
+            st = self.delete_obsolete_files(st);
         } else if st.bg_error.is_none() {
             st.bg_error = result.clone().err();
         }
@@ -263,14 +265,36 @@ impl DbInner {
     }
 
     /// Removes files that no Version, pending output, or live log needs.
-    pub(super) fn delete_obsolete_files(&self, st: &mut State) {
+    ///
+    /// What to delete is decided under the state lock; the files are removed with it released
+    /// (as LevelDB does: unlinking a table of megabytes takes milliseconds, and every write
+    /// needs the lock). File numbers are never reused, so a file found obsolete stays so.
+    pub(super) fn delete_obsolete_files<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+    ) -> MutexGuard<'a, State> {
+        let doomed = self.obsolete_files(&mut st);
+        if doomed.is_empty() {
+            return st;
+        }
+        drop(st);
+        for path in doomed {
+            let _ = self.storage.remove(&path);
+        }
+        self.state.lock().unwrap()
+    }
+
+    /// Paths of the files no Version, pending output or live log needs; their tables leave
+    /// the table cache.
+    fn obsolete_files(&self, st: &mut State) -> Vec<String> {
+        let mut doomed = Vec::new();
         if st.bg_error.is_some() || self.options.read_only {
-            return;
+            return doomed;
         }
         let mut live = st.versions.live_files();
         live.extend(st.pending_outputs.iter().copied());
         let Ok(names) = self.storage.list(&self.dir) else {
-            return;
+            return doomed;
         };
         for name in names {
             let Some((number, kind)) = parse_file_name(&name) else {
@@ -290,9 +314,10 @@ impl DbInner {
                 if kind == FileType::Table {
                     self.table_cache.evict(number);
                 }
-                let _ = self.storage.remove(&crate::storage::join(&self.dir, &name));
+                doomed.push(crate::storage::join(&self.dir, &name));
             }
         }
+        doomed
     }
 
     /// Compacts the files of `level` overlapping `[begin, end]` into `level + 1`, waiting

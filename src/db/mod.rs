@@ -110,6 +110,8 @@ struct State {
     /// The open write-ahead log (None when read-only, or while the leader writes to it).
     log: Option<log::Writer>,
     log_file_number: u64,
+    /// Whether the current log's folder entry is known durable (synced before a synced write).
+    log_dir_synced: bool,
     bg_scheduled: bool,
     bg_error: Option<Error>,
     shutting_down: bool,

@@ -61,7 +61,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         recovered.clone(),
         options.l0_compaction_trigger,
     );
-    let mut mem = Arc::new(MemTable::new());
+    let mut mem = Arc::new(fresh_memtable(&options));
     let mut edit = VersionEdit::default();
     let mut logs = Vec::new();
 
@@ -161,6 +161,8 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             versions,
             log: log_writer,
             log_file_number,
+            // The MANIFEST edit naming the new log synced the folder (log_and_apply).
+            log_dir_synced: true,
             bg_scheduled: false,
             bg_error: None,
             shutting_down: false,
@@ -178,8 +180,8 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         _lock: lock,
     };
     if !inner.options.read_only {
-        let mut st = inner.state.lock().unwrap();
-        inner.delete_obsolete_files(&mut st);
+        let st = inner.state.lock().unwrap();
+        drop(inner.delete_obsolete_files(st));
     }
     Ok(inner)
 }
@@ -207,6 +209,15 @@ fn flush_recovered(
     )? {
         edit.add_file(0, f.number, f.file_size, &f.smallest, &f.largest);
     }
-    *mem = Arc::new(MemTable::new());
+    *mem = Arc::new(fresh_memtable(options));
     Ok(())
+}
+
+/// The memtable writes go to: its arena reserved at the write buffer (none when read-only).
+fn fresh_memtable(options: &Options) -> MemTable {
+    MemTable::with_capacity(if options.read_only {
+        0
+    } else {
+        options.write_buffer_size
+    })
 }

@@ -120,6 +120,14 @@ impl DbInner {
         }
         let sync = group.iter().any(|w| w.options.sync);
         let use_wal = group.iter().any(|w| !w.options.disable_wal);
+        if sync && use_wal && !st.log_dir_synced {
+            // A synced write vanishes with its log if the log's folder entry is not durable.
+            if let Err(e) = self.storage.sync_dir(&self.dir) {
+                st.bg_error.get_or_insert_with(|| e.clone());
+                return Err(e);
+            }
+            st.log_dir_synced = true;
+        }
         let first = st.versions.last_sequence + 1;
         batch.set_sequence(first);
         let last = first + batch.count() as u64 - 1;
@@ -206,10 +214,10 @@ impl DbInner {
                 Ok(f) => f,
                 Err(e) => return (st, Err(e)),
             };
-            // A synced write to the new log is lost if the log's folder entry is not durable.
-            if let Err(e) = self.storage.sync_dir(&self.dir) {
-                return (st, Err(e));
-            }
+            // The new log's folder entry is synced before the first synced write to it
+            // (`commit_group`), not here: losing it loses only writes made after the old log
+            // was synced below, and recovery still yields a prefix.
+            st.log_dir_synced = false;
             // Sync the old log's tail: a later synced write in the new log must not survive a
             // crash that loses earlier acknowledged writes (recovery must yield a prefix).
             if let Some(mut old) = st.log.take() {
@@ -222,7 +230,8 @@ impl DbInner {
             }
             st.log = Some(log::Writer::new(file));
             st.log_file_number = number;
-            let full = std::mem::replace(&mut st.mem, Arc::new(MemTable::new()));
+            let fresh = MemTable::with_capacity(self.options.write_buffer_size);
+            let full = std::mem::replace(&mut st.mem, Arc::new(fresh));
             st.imm = Some(full);
             self.has_imm.store(true, Ordering::Release);
             force = false;
