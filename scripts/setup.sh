@@ -63,6 +63,14 @@ fi
 if ! command -v wasm-pack >/dev/null 2>&1; then
   say "installing wasm-pack (~4 min)"; cargo install -q --locked wasm-pack
 fi
+# The wasm build compiles C libdeflate (libdeflater, `freestanding`) for wasm32: the cc crate
+# needs clang (gcc has no wasm32 target) and llvm-ar. Linking is Rust's own rust-lld.
+if ! command -v clang >/dev/null 2>&1; then
+  say "installing clang (Debian)"; apt_install clang
+fi
+if ! command -v llvm-ar >/dev/null 2>&1; then
+  say "installing llvm (Debian; llvm-ar)"; apt_install llvm
+fi
 
 # Browser tests: Debian's Chromium, driven by playwright-core (never a downloaded browser).
 if [ ! -x /usr/bin/chromium ]; then

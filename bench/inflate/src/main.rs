@@ -9,9 +9,13 @@
 //!
 //! Candidates: miniz_oxide (what Strata shipped first), zlib-rs (streaming `Inflate`, state
 //! reused across blocks; what a pure-Rust native build ships), zune-inflate (whole-buffer
-//! libdeflate port; what the wasm build ships), and — native only — C libdeflate (libdeflater;
-//! what native builds ship by default). Built for wasm32-wasip1 the same program measures the
-//! pure-Rust candidates under a wasm runtime (bench/inflate/wasm.sh).
+//! libdeflate port; what the wasm build ships), and C libdeflate (libdeflater; what native builds
+//! ship by default). Built for wasm32-wasip1 the same program measures every candidate under a
+//! wasm runtime; libdeflate is then built with its `freestanding` feature (clang -ffreestanding,
+//! malloc from Rust's allocator; the cc crate finds `clang` and `llvm-ar` on PATH by itself):
+//!   cargo build --release --target wasm32-wasip1 --manifest-path bench/inflate/Cargo.toml
+//! then run target/wasm32-wasip1/release/strata-inflate-bench.wasm with wasi.mjs as above
+//! (FILE an absolute path: wasi.mjs preopens `/` only).
 
 use std::time::Instant;
 
@@ -149,7 +153,6 @@ fn zune(b: &Block) -> Vec<u8> {
     }
 }
 
-#[cfg(not(target_arch = "wasm32"))]
 fn libdeflate(d: &mut libdeflater::Decompressor, out: &mut Vec<u8>, b: &Block) -> usize {
     if out.len() < (b.data.len() * 4).max(64 << 10) {
         out.resize((b.data.len() * 4).max(64 << 10), 0);
@@ -245,7 +248,6 @@ fn main() {
         *c = crc32c::crc32c_append(*c, &zune(b))
     });
     rows.push(("zune-inflate", t, c));
-    #[cfg(not(target_arch = "wasm32"))]
     {
         let mut d = libdeflater::Decompressor::new();
         let mut out = Vec::new();
