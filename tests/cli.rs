@@ -78,6 +78,44 @@ fn dump_lists_keys_and_value_sizes_in_order() {
     assert!(stdout(&out).contains("~local_player\t"));
 }
 
+/// Regression: with its reader gone, `strata info DB | head` panicked ("failed printing to
+/// stdout") and `strata dump` read the whole database into the closed pipe, exiting 0; a
+/// closed pipe now ends the process by SIGPIPE, as any Unix filter.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_pipe_ends_dump_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    let world = common::worlds_dir().join("amulet_1_18_vanilla");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["dump", world.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("0x"), "{first}");
+    // The reader is gone: 48,210 more lines meet a closed pipe.
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(
+        out.status.signal(),
+        Some(libc_sigpipe()),
+        "{:?}",
+        out.status
+    );
+}
+
+/// SIGPIPE's number on every Unix Strata builds for.
+#[cfg(unix)]
+fn libc_sigpipe() -> i32 {
+    13
+}
+
 #[test]
 fn info_reports_levels_entries_and_compression() {
     let world = common::worlds_dir().join("mcpe_0_11_mcedit_testdb");

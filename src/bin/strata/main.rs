@@ -29,6 +29,20 @@ fn tune_malloc() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn tune_malloc() {}
 
+/// A closed pipe on stdout (`strata dump DB | head`) ends the process quietly, as it does any
+/// Unix filter: Rust ignores SIGPIPE, and `println!` then panics on the EPIPE write error.
+#[cfg(unix)]
+fn default_sigpipe() {
+    // SAFETY: restores the default action of one signal before any other thread exists.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn default_sigpipe() {}
+
 const USAGE: &str = "\
 usage: strata <command> [options]
 
@@ -63,6 +77,7 @@ WORLD may also be a .mcworld file (unpacked into memory).";
 
 fn main() -> ExitCode {
     tune_malloc();
+    default_sigpipe();
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let Some((command, rest)) = argv.split_first() else {
         eprintln!("{USAGE}");
