@@ -86,8 +86,14 @@ impl DbInner {
             *w.done.lock().unwrap() = Some(result.clone());
         }
         q.leader_active = false;
+        // Wake only if someone waits: the rest of the group, or writers queued meanwhile
+        // (both checked under this lock, which every waiter holds when it decides to wait).
+        // An uncontended write then makes no futex call (std's notify_all always does one).
+        let waiters = group.len() > 1 || !q.queue.is_empty();
         drop(q);
-        self.writers_cv.notify_all();
+        if waiters {
+            self.writers_cv.notify_all();
+        }
         let r = me.done.lock().unwrap().take();
         r.expect("the leader is in its own group")
     }
