@@ -2,6 +2,12 @@
 //! in both directions. Duplicate keys across children are all returned (the DB iterator
 //! collapses versions). Any child error stops the merged iterator: a damaged table never makes
 //! a scan silently shorter.
+//!
+//! Forward, the merger also remembers the runner-up: the child with the smallest key other than
+//! the current one. Only the current child moves on `next`, so while its new key still sorts
+//! before the runner-up's it stays current after one comparison; the full pass over every
+//! child runs only when the lead changes hands (LevelDB compares against every child on every
+//! step). Equal keys go to the lower child index, in both passes.
 
 use std::cmp::Ordering;
 
@@ -18,6 +24,9 @@ enum Direction {
 pub struct MergingIterator {
     children: Vec<Box<dyn InternalIterator>>,
     current: Option<usize>,
+    /// Forward only: the valid child other than `current` with the smallest key, or `None`
+    /// when `current` is the only valid child. Set by `find_smallest`.
+    runner_up: Option<usize>,
     direction: Direction,
     error: Option<Error>,
 }
@@ -27,6 +36,7 @@ impl MergingIterator {
         MergingIterator {
             children,
             current: None,
+            runner_up: None,
             direction: Direction::Forward,
             error: None,
         }
@@ -46,20 +56,50 @@ impl MergingIterator {
         }
     }
 
+    /// Positions on the smallest key of all children, and records the runner-up.
     fn find_smallest(&mut self) {
-        let mut best: Option<usize> = None;
+        let mut best: Option<(usize, &[u8])> = None;
+        let mut second: Option<(usize, &[u8])> = None;
         for (i, c) in self.children.iter().enumerate() {
-            if c.valid() {
-                match best {
-                    Some(b)
-                        if compare_internal_keys(c.key(), self.children[b].key())
-                            != Ordering::Less => {}
-                    _ => best = Some(i),
+            if !c.valid() {
+                continue;
+            }
+            let key = c.key();
+            match best {
+                None => best = Some((i, key)),
+                Some((_, b)) if compare_internal_keys(key, b) == Ordering::Less => {
+                    second = best;
+                    best = Some((i, key));
                 }
+                _ => match second {
+                    Some((_, s)) if compare_internal_keys(key, s) != Ordering::Less => {}
+                    _ => second = Some((i, key)),
+                },
             }
         }
-        self.current = best;
+        self.current = best.map(|(i, _)| i);
+        self.runner_up = second.map(|(i, _)| i);
         self.note_errors();
+    }
+
+    /// After the current child moved forward: is it still the smallest? Only it moved, so the
+    /// runner-up is still the smallest of the others.
+    fn current_still_smallest(&mut self, cur: usize) -> bool {
+        let c = &self.children[cur];
+        if !c.valid() {
+            if let Err(e) = c.status() {
+                self.error.get_or_insert(e);
+            }
+            return false;
+        }
+        match self.runner_up {
+            None => true,
+            Some(r) => match compare_internal_keys(c.key(), self.children[r].key()) {
+                Ordering::Less => true,
+                Ordering::Equal => cur < r,
+                Ordering::Greater => false,
+            },
+        }
     }
 
     fn find_largest(&mut self) {
@@ -126,9 +166,14 @@ impl InternalIterator for MergingIterator {
                 }
             }
             self.direction = Direction::Forward;
+            self.children[cur].next();
+            self.find_smallest();
+            return;
         }
         self.children[cur].next();
-        self.find_smallest();
+        if !self.current_still_smallest(cur) {
+            self.find_smallest();
+        }
     }
 
     fn prev(&mut self) {
@@ -173,5 +218,221 @@ impl InternalIterator for MergingIterator {
             c.status()?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{append_internal_key, ValueType};
+    use crate::util::random::Random;
+
+    /// A sorted in-memory child; with `fail_after`, moving past that many entries forward
+    /// makes it invalid with an error (a damaged block met mid-scan).
+    struct VecIter {
+        entries: Vec<(Vec<u8>, Vec<u8>)>,
+        pos: usize,
+        fail_after: Option<usize>,
+        error: Option<Error>,
+    }
+
+    impl VecIter {
+        fn new(entries: Vec<(Vec<u8>, Vec<u8>)>, fail_after: Option<usize>) -> Self {
+            let pos = entries.len();
+            VecIter {
+                entries,
+                pos,
+                fail_after,
+                error: None,
+            }
+        }
+    }
+
+    impl InternalIterator for VecIter {
+        fn valid(&self) -> bool {
+            self.error.is_none() && self.pos < self.entries.len()
+        }
+        fn seek_to_first(&mut self) {
+            self.pos = 0;
+        }
+        fn seek_to_last(&mut self) {
+            self.pos = self
+                .entries
+                .len()
+                .checked_sub(1)
+                .unwrap_or(self.entries.len());
+        }
+        fn seek(&mut self, target: &[u8]) {
+            self.pos = self
+                .entries
+                .partition_point(|(k, _)| compare_internal_keys(k, target) == Ordering::Less);
+        }
+        fn next(&mut self) {
+            self.pos += 1;
+            if self.fail_after == Some(self.pos) {
+                self.error = Some(Error::corruption("damaged test child"));
+            }
+        }
+        fn prev(&mut self) {
+            self.pos = self.pos.checked_sub(1).unwrap_or(self.entries.len());
+        }
+        fn key(&self) -> &[u8] {
+            &self.entries[self.pos].0
+        }
+        fn value(&self) -> &[u8] {
+            &self.entries[self.pos].1
+        }
+        fn status(&self) -> Result<()> {
+            self.error.clone().map_or(Ok(()), Err)
+        }
+    }
+
+    fn ikey(user: u32, seq: u64) -> Vec<u8> {
+        let mut k = Vec::new();
+        append_internal_key(
+            &mut k,
+            format!("k{user:05}").as_bytes(),
+            seq,
+            ValueType::Value,
+        );
+        k
+    }
+
+    /// Random children; keys shared across children (other sequence numbers) and, with
+    /// `duplicates`, the very same internal key in several children. Values name the child.
+    fn children(rng: &mut Random, duplicates: bool) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
+        let n = 1 + rng.uniform(6) as usize;
+        let mut out = Vec::new();
+        for c in 0..n {
+            // Skewed sizes: one child often holds long runs, as a big level does.
+            let max = if rng.one_in(3) { 400 } else { 40 };
+            let len = rng.uniform(max) as usize;
+            let mut v: Vec<(Vec<u8>, Vec<u8>)> = (0..len)
+                .map(|_| {
+                    let seq = if duplicates {
+                        rng.uniform(3) as u64
+                    } else {
+                        (c * 1000) as u64 + rng.uniform(900) as u64
+                    };
+                    (ikey(rng.uniform(300), seq), vec![c as u8])
+                })
+                .collect();
+            v.sort_by(|a, b| compare_internal_keys(&a.0, &b.0));
+            v.dedup_by(|a, b| a.0 == b.0);
+            out.push(v);
+        }
+        out
+    }
+
+    fn merged(children: &[Vec<(Vec<u8>, Vec<u8>)>]) -> MergingIterator {
+        MergingIterator::new(
+            children
+                .iter()
+                .map(|c| Box::new(VecIter::new(c.clone(), None)) as Box<dyn InternalIterator>)
+                .collect(),
+        )
+    }
+
+    /// Every entry of every child, ordered by key and, for equal keys, by child index.
+    fn expected(children: &[Vec<(Vec<u8>, Vec<u8>)>]) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut all: Vec<(Vec<u8>, Vec<u8>)> = children.iter().flatten().cloned().collect();
+        all.sort_by(|a, b| compare_internal_keys(&a.0, &b.0).then(a.1.cmp(&b.1)));
+        all
+    }
+
+    #[test]
+    fn forward_and_backward_equal_a_sorted_model() {
+        let mut rng = Random::new(301);
+        for round in 0..300 {
+            let ch = children(&mut rng, round % 2 == 0);
+            let want = expected(&ch);
+            let mut it = merged(&ch);
+            let mut got = Vec::new();
+            it.seek_to_first();
+            while it.valid() {
+                got.push((it.key().to_vec(), it.value().to_vec()));
+                it.next();
+            }
+            assert!(it.status().is_ok());
+            assert_eq!(got, want, "forward, round {round}");
+            got.clear();
+            it.seek_to_last();
+            while it.valid() {
+                got.push((it.key().to_vec(), it.value().to_vec()));
+                it.prev();
+            }
+            got.reverse();
+            assert_eq!(got, want, "backward, round {round}");
+        }
+    }
+
+    #[test]
+    fn seeks_and_direction_changes_follow_the_model() {
+        let mut rng = Random::new(302);
+        for round in 0..200 {
+            let ch = children(&mut rng, false);
+            let want = expected(&ch);
+            if want.is_empty() {
+                continue;
+            }
+            let mut it = merged(&ch);
+            let mut pos = rng.uniform(want.len() as u32) as usize;
+            it.seek(&want[pos].0);
+            for step in 0..500 {
+                assert!(it.valid(), "round {round} step {step}");
+                assert_eq!(it.key(), &want[pos].0[..], "round {round} step {step}");
+                if rng.one_in(2) {
+                    it.next();
+                    pos += 1;
+                } else {
+                    it.prev();
+                    pos = pos.wrapping_sub(1);
+                }
+                if pos >= want.len() {
+                    assert!(!it.valid());
+                    break;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_child_failing_mid_scan_stops_the_merge() {
+        let mut rng = Random::new(303);
+        let mut checked = 0;
+        for _ in 0..200 {
+            let ch = children(&mut rng, false);
+            let Some(victim) = (0..ch.len()).find(|&c| ch[c].len() > 5) else {
+                continue;
+            };
+            let fail_after = 1 + rng.uniform(ch[victim].len() as u32 - 1) as usize;
+            let mut it = MergingIterator::new(
+                ch.iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let f = (i == victim).then_some(fail_after);
+                        Box::new(VecIter::new(c.clone(), f)) as Box<dyn InternalIterator>
+                    })
+                    .collect(),
+            );
+            // The merge yields exactly the entries before the victim's entry `fail_after`.
+            let want = expected(&ch);
+            let stop = want
+                .iter()
+                .position(|e| *e == ch[victim][fail_after - 1])
+                .unwrap()
+                + 1;
+            let mut n = 0;
+            it.seek_to_first();
+            while it.valid() {
+                assert_eq!((it.key(), it.value()), (&want[n].0[..], &want[n].1[..]));
+                n += 1;
+                it.next();
+            }
+            assert_eq!(n, stop);
+            assert!(it.status().is_err());
+            checked += 1;
+        }
+        assert!(checked > 100, "only {checked} rounds had a child to damage");
     }
 }
