@@ -277,14 +277,14 @@ impl Db {
 
     /// Sets `key` to `value`.
     pub fn put(&self, options: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let mut b = WriteBatch::with_capacity(WriteBatch::put_size(key, value));
         b.put(key, value);
         self.write(options, b)
     }
 
     /// Removes `key` (not an error if absent).
     pub fn delete(&self, options: &WriteOptions, key: &[u8]) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let mut b = WriteBatch::with_capacity(WriteBatch::delete_size(key));
         b.delete(key);
         self.write(options, b)
     }

@@ -5,7 +5,9 @@
 use crate::error::{Error, Result};
 use crate::key::{SequenceNumber, ValueType};
 use crate::memtable::MemTable;
-use crate::util::coding::{decode_fixed32, decode_fixed64, put_length_prefixed_slice, Decoder};
+use crate::util::coding::{
+    decode_fixed32, decode_fixed64, put_length_prefixed_slice, varint_length, Decoder,
+};
 
 pub const HEADER_SIZE: usize = 12;
 
@@ -28,9 +30,28 @@ impl Default for WriteBatch {
 
 impl WriteBatch {
     pub fn new() -> Self {
-        WriteBatch {
-            rep: vec![0; HEADER_SIZE],
-        }
+        Self::with_capacity(0)
+    }
+
+    /// An empty batch with room for `record_bytes` of records (see [`WriteBatch::put_size`])
+    /// before it has to grow.
+    pub fn with_capacity(record_bytes: usize) -> Self {
+        let mut rep = Vec::with_capacity(HEADER_SIZE + record_bytes);
+        rep.resize(HEADER_SIZE, 0);
+        WriteBatch { rep }
+    }
+
+    /// Bytes a put of `key` and `value` adds to a batch.
+    pub fn put_size(key: &[u8], value: &[u8]) -> usize {
+        1 + varint_length(key.len() as u64)
+            + key.len()
+            + varint_length(value.len() as u64)
+            + value.len()
+    }
+
+    /// Bytes a delete of `key` adds to a batch.
+    pub fn delete_size(key: &[u8]) -> usize {
+        1 + varint_length(key.len() as u64) + key.len()
     }
 
     /// Wraps a batch read from a log, checking only that it has a header.
@@ -42,6 +63,8 @@ impl WriteBatch {
     }
 
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
+        // One growth for the whole record, not one per field.
+        self.rep.reserve(Self::put_size(key, value));
         self.set_count(self.count() + 1);
         self.rep.push(ValueType::Value as u8);
         put_length_prefixed_slice(&mut self.rep, key);
@@ -49,6 +72,7 @@ impl WriteBatch {
     }
 
     pub fn delete(&mut self, key: &[u8]) {
+        self.rep.reserve(Self::delete_size(key));
         self.set_count(self.count() + 1);
         self.rep.push(ValueType::Deletion as u8);
         put_length_prefixed_slice(&mut self.rep, key);
@@ -226,5 +250,25 @@ mod tests {
             assert!(mem.is_empty());
         }
         assert!(WriteBatch::from_contents(vec![0; 11]).is_err());
+    }
+
+    #[test]
+    fn record_sizes_are_exact_and_presized_batches_do_not_grow() {
+        let key16 = [b'k'; 16];
+        let value = [7u8; 100];
+        let long_key = [b'x'; 200]; // a two-byte varint length
+        assert_eq!(WriteBatch::put_size(&key16, &value), 1 + 1 + 16 + 1 + 100);
+        assert_eq!(WriteBatch::put_size(&long_key, b""), 1 + 2 + 200 + 1);
+        assert_eq!(WriteBatch::delete_size(&long_key), 1 + 2 + 200);
+        let total = 3 * WriteBatch::put_size(&key16, &value) + WriteBatch::delete_size(&long_key);
+        let mut b = WriteBatch::with_capacity(total);
+        let room = b.rep.capacity();
+        for _ in 0..3 {
+            b.put(&key16, &value);
+        }
+        b.delete(&long_key);
+        assert_eq!(b.contents().len(), HEADER_SIZE + total);
+        assert_eq!(b.rep.capacity(), room, "a presized batch grew");
+        assert_eq!(b.count(), 4);
     }
 }
