@@ -107,7 +107,12 @@ pub fn compress(kind: CompressionType, input: &[u8], out: &mut Vec<u8>) -> bool 
         }
         CompressionType::Snappy => {
             out.resize(snap::raw::max_compress_len(input.len()), 0);
-            match snap::raw::Encoder::new().compress(input, out) {
+            // One encoder per thread: a new one allocates and zeroes its 32 KiB hash table.
+            thread_local! {
+                static SNAPPY: std::cell::RefCell<snap::raw::Encoder> =
+                    std::cell::RefCell::new(snap::raw::Encoder::new());
+            }
+            match SNAPPY.with(|e| e.borrow_mut().compress(input, out)) {
                 Ok(n) => {
                     out.truncate(n);
                     true
