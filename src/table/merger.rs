@@ -3,11 +3,11 @@
 //! collapses versions). Any child error stops the merged iterator: a damaged table never makes
 //! a scan silently shorter.
 //!
-//! Forward, the merger also remembers the runner-up: the child with the smallest key other than
-//! the current one. Only the current child moves on `next`, so while its new key still sorts
-//! before the runner-up's it stays current after one comparison; the full pass over every
-//! child runs only when the lead changes hands (LevelDB compares against every child on every
-//! step). Equal keys go to the lower child index, in both passes.
+//! The merger also remembers the runner-up: the child that would come next after the current
+//! one in the direction of travel. Only the current child moves on `next`/`prev`, so while its
+//! new key still comes before the runner-up's it stays current after one comparison; the full
+//! pass over every child runs only when the lead changes hands (LevelDB compares against every
+//! child on every step). Equal keys come in child order forward, reverse child order backward.
 
 use std::cmp::Ordering;
 
@@ -24,8 +24,8 @@ enum Direction {
 pub struct MergingIterator {
     children: Vec<Box<dyn InternalIterator>>,
     current: Option<usize>,
-    /// Forward only: the valid child other than `current` with the smallest key, or `None`
-    /// when `current` is the only valid child. Set by `find_smallest`.
+    /// The valid child other than `current` that comes first in the direction of travel, or
+    /// `None` when `current` is the only valid child. Set by every full pass.
     runner_up: Option<usize>,
     direction: Direction,
     error: Option<Error>,
@@ -58,21 +58,41 @@ impl MergingIterator {
 
     /// Positions on the smallest key of all children, and records the runner-up.
     fn find_smallest(&mut self) {
+        self.find_extreme(Ordering::Less);
+    }
+
+    /// Positions on the largest key of all children, and records the runner-up.
+    fn find_largest(&mut self) {
+        self.find_extreme(Ordering::Greater);
+    }
+
+    /// The full pass: the child whose key sorts first in the direction `first` (`Less`:
+    /// smallest, `Greater`: largest) becomes current, the next one the runner-up. Children are
+    /// visited in the direction of travel and a tie keeps the one seen first, so equal keys
+    /// come in child order forward and in reverse child order backward.
+    fn find_extreme(&mut self, first: Ordering) {
         let mut best: Option<(usize, &[u8])> = None;
         let mut second: Option<(usize, &[u8])> = None;
-        for (i, c) in self.children.iter().enumerate() {
+        let n = self.children.len();
+        for k in 0..n {
+            let i = if first == Ordering::Less {
+                k
+            } else {
+                n - 1 - k
+            };
+            let c = &self.children[i];
             if !c.valid() {
                 continue;
             }
             let key = c.key();
             match best {
                 None => best = Some((i, key)),
-                Some((_, b)) if compare_internal_keys(key, b) == Ordering::Less => {
+                Some((_, b)) if compare_internal_keys(key, b) == first => {
                     second = best;
                     best = Some((i, key));
                 }
                 _ => match second {
-                    Some((_, s)) if compare_internal_keys(key, s) != Ordering::Less => {}
+                    Some((_, s)) if compare_internal_keys(key, s) != first => {}
                     _ => second = Some((i, key)),
                 },
             }
@@ -82,9 +102,9 @@ impl MergingIterator {
         self.note_errors();
     }
 
-    /// After the current child moved forward: is it still the smallest? Only it moved, so the
-    /// runner-up is still the smallest of the others.
-    fn current_still_smallest(&mut self, cur: usize) -> bool {
+    /// After the current child moved one step in the direction of travel: does it still come
+    /// first? Only it moved, so the runner-up still comes first among the others.
+    fn current_still_first(&mut self, cur: usize) -> bool {
         let c = &self.children[cur];
         if !c.valid() {
             if let Err(e) = c.status() {
@@ -92,30 +112,17 @@ impl MergingIterator {
             }
             return false;
         }
-        match self.runner_up {
-            None => true,
-            Some(r) => match compare_internal_keys(c.key(), self.children[r].key()) {
-                Ordering::Less => true,
-                Ordering::Equal => cur < r,
-                Ordering::Greater => false,
-            },
+        let Some(r) = self.runner_up else {
+            return true;
+        };
+        let (first, tie) = match self.direction {
+            Direction::Forward => (Ordering::Less, cur < r),
+            Direction::Reverse => (Ordering::Greater, cur > r),
+        };
+        match compare_internal_keys(c.key(), self.children[r].key()) {
+            Ordering::Equal => tie,
+            o => o == first,
         }
-    }
-
-    fn find_largest(&mut self) {
-        let mut best: Option<usize> = None;
-        for (i, c) in self.children.iter().enumerate().rev() {
-            if c.valid() {
-                match best {
-                    Some(b)
-                        if compare_internal_keys(c.key(), self.children[b].key())
-                            != Ordering::Greater => {}
-                    _ => best = Some(i),
-                }
-            }
-        }
-        self.current = best;
-        self.note_errors();
     }
 }
 
@@ -171,7 +178,7 @@ impl InternalIterator for MergingIterator {
             return;
         }
         self.children[cur].next();
-        if !self.current_still_smallest(cur) {
+        if !self.current_still_first(cur) {
             self.find_smallest();
         }
     }
@@ -191,9 +198,14 @@ impl InternalIterator for MergingIterator {
                 }
             }
             self.direction = Direction::Reverse;
+            self.children[cur].prev();
+            self.find_largest();
+            return;
         }
         self.children[cur].prev();
-        self.find_largest();
+        if !self.current_still_first(cur) {
+            self.find_largest();
+        }
     }
 
     fn key(&self) -> &[u8] {
