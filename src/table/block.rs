@@ -62,8 +62,19 @@ impl Block {
             key: Vec::new(),
             value: (0, 0),
             error: None,
+            prev_entries: Vec::new(),
+            prev_keys: Vec::new(),
         }
     }
+}
+
+/// One entry of the restart interval a backward step parsed: where it starts, its full key
+/// (a range of `prev_keys`) and its value.
+#[derive(Clone, Copy)]
+struct ParsedEntry {
+    offset: usize,
+    key_end: usize,
+    value: (usize, usize),
 }
 
 /// Decodes the entry header at `offset`: `(shared, non_shared, value_len, header_len)`,
@@ -100,6 +111,13 @@ pub struct BlockIter {
     /// (offset, length) of the current value.
     value: (usize, usize),
     error: Option<Error>,
+    /// Backward iteration: the entries of the current restart interval before the current
+    /// one, as the last `prev` parsed them forward from the restart point. Each further `prev`
+    /// inside the interval pops one instead of parsing the interval again (LevelDB re-parses
+    /// up to 15 entries per step). Empty unless the last move was `prev`.
+    prev_entries: Vec<ParsedEntry>,
+    /// The full keys of `prev_entries`, end to end.
+    prev_keys: Vec<u8>,
 }
 
 impl BlockIter {
@@ -176,6 +194,7 @@ impl InternalIterator for BlockIter {
     }
 
     fn seek_to_first(&mut self) {
+        self.prev_entries.clear();
         if self.block.num_restarts == 0 {
             self.current = self.block.restarts;
             return;
@@ -185,6 +204,7 @@ impl InternalIterator for BlockIter {
     }
 
     fn seek_to_last(&mut self) {
+        self.prev_entries.clear();
         if self.block.num_restarts == 0 {
             self.current = self.block.restarts;
             return;
@@ -194,6 +214,7 @@ impl InternalIterator for BlockIter {
     }
 
     fn seek(&mut self, target: &[u8]) {
+        self.prev_entries.clear();
         if self.block.num_restarts == 0 {
             self.current = self.block.restarts;
             return;
@@ -225,11 +246,21 @@ impl InternalIterator for BlockIter {
 
     fn next(&mut self) {
         debug_assert!(self.valid());
+        self.prev_entries.clear();
         self.parse_next_key();
     }
 
     fn prev(&mut self) {
         debug_assert!(self.valid());
+        if let Some(e) = self.prev_entries.pop() {
+            let key_start = self.prev_entries.last().map_or(0, |p| p.key_end);
+            self.current = e.offset;
+            self.key.clear();
+            self.key
+                .extend_from_slice(&self.prev_keys[key_start..e.key_end]);
+            self.value = e.value;
+            return;
+        }
         let original = self.current;
         while self.block.restart_point(self.restart_index) >= original {
             if self.restart_index == 0 {
@@ -239,8 +270,22 @@ impl InternalIterator for BlockIter {
             }
             self.restart_index -= 1;
         }
+        // Parse the interval forward up to the entry before `original` (which becomes
+        // current), keeping the entries before it for the next steps back.
         self.seek_to_restart_point(self.restart_index);
-        while self.parse_next_key() && self.next_entry_offset() < original {}
+        self.prev_keys.clear();
+        while self.parse_next_key() && self.next_entry_offset() < original {
+            self.prev_keys.extend_from_slice(&self.key);
+            self.prev_entries.push(ParsedEntry {
+                offset: self.current,
+                key_end: self.prev_keys.len(),
+                value: self.value,
+            });
+        }
+        if !self.valid() {
+            // Damage inside the interval: parse_next_key made the iterator invalid.
+            self.prev_entries.clear();
+        }
     }
 
     fn key(&self) -> &[u8] {
