@@ -7,21 +7,30 @@
 # bench/results/db_bench-<date>.{json,md}. A workload a peer has no counterpart for (SQLite:
 # compact) shows "-".
 #
-# usage: bash bench/db_bench.sh [--num=N] [--no-build]
+# usage: bash bench/db_bench.sh [--num=N] [--rounds=R] [--no-build]
 # env:   STRATA_DB_BENCH_PEERS  comma-separated peers to run besides Strata
 #                               (default leveldb,rocksdb,sqlite; empty: Strata alone)
+#        STRATA_DB_BENCH_ROUNDS rounds (default 3, or --rounds): every engine runs the whole
+#                               workload list once per round, engines interleaved within a
+#                               round, and each workload counts its best (lowest) micros/op
+#                               over the rounds, so a burst of load on this shared machine
+#                               during one engine's turn does not decide a ratio
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 NUM=1000000
 BUILD=1
+ROUNDS=${STRATA_DB_BENCH_ROUNDS:-3}
 for a in "$@"; do
   case "$a" in
     --num=*) NUM=${a#--num=} ;;
+    --rounds=*) ROUNDS=${a#--rounds=} ;;
     --no-build) BUILD=0 ;;
     *) echo "unknown option $a" >&2; exit 2 ;;
   esac
 done
+
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "--rounds must be a positive number" >&2; exit 2; }
 
 PEERS=${STRATA_DB_BENCH_PEERS-leveldb,rocksdb,sqlite}
 PEER_LIST=()
@@ -86,15 +95,19 @@ run() { # engine benchmarks extra-args...
 }
 
 {
-  for engine in ${PEER_LIST[@]+"${PEER_LIST[@]}"} strata; do
-    run "$engine" "$WORKLOADS" | sed "s/^{/{\"engine\":\"$engine\",/"
-    rm -rf "${DBS:?}/$engine"
-    # Thread scaling: the LSM engines (SQLite's one connection holds an exclusive lock).
-    [ "$engine" = sqlite ] && continue
-    for t in 1 2 4 8; do
-      run "$engine" fillrandom --threads="$t" --num=$((NUM / t)) | sed "s/^{/{\"engine\":\"$engine\",\"scaling\":true,/"
+  for round in $(seq 1 "$ROUNDS"); do
+    echo "[db_bench] round $round of $ROUNDS" >&2
+    for engine in ${PEER_LIST[@]+"${PEER_LIST[@]}"} strata; do
+      tag="{\"engine\":\"$engine\",\"round\":$round,"
+      run "$engine" "$WORKLOADS" | sed "s/^{/$tag/"
+      rm -rf "${DBS:?}/$engine"
+      # Thread scaling: the LSM engines (SQLite's one connection holds an exclusive lock).
+      [ "$engine" = sqlite ] && continue
+      for t in 1 2 4 8; do
+        run "$engine" fillrandom --threads="$t" --num=$((NUM / t)) | sed "s/^{/$tag\"scaling\":true,/"
+      done
+      rm -rf "${DBS:?}/$engine"
     done
-    rm -rf "${DBS:?}/$engine"
   done
 } > "$OUT/db_bench.jsonl"
 
@@ -109,10 +122,10 @@ for p in ${PEER_LIST[@]+"${PEER_LIST[@]}"}; do
 done
 
 DATE=$(date -u +%Y-%m-%d)
-python3 - "$OUT/db_bench.jsonl" "bench/results/db_bench-$DATE" "$NUM" "$VERSIONS" <<'PY'
+python3 - "$OUT/db_bench.jsonl" "bench/results/db_bench-$DATE" "$NUM" "$VERSIONS" "$ROUNDS" <<'PY'
 import json, os, platform, re, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-base, num = sys.argv[2], int(sys.argv[3])
+base, num, rounds = sys.argv[2], int(sys.argv[3]), int(sys.argv[5])
 # peer -> (Debian package, Debian version), in the order they ran.
 peers = {}
 for line in open(sys.argv[4]):
@@ -123,22 +136,34 @@ def upstream(v):  # Debian version -> upstream: drop the epoch and the Debian re
 names = {"leveldb": "LevelDB", "rocksdb": "RocksDB", "sqlite": "SQLite"}
 ran = [e for e in ("leveldb", "rocksdb", "sqlite") if e in peers]
 def pick(engine, scaling):
-    out, seen = [], {}
-    for r in rows:
-        if r["engine"] == engine and bool(r.get("scaling")) == scaling:
+    """(workload, row) in run order; a workload's row is its best round (lowest micros/op),
+    with every round's figure kept in "rounds"."""
+    best, order = {}, []
+    for rnd in range(1, rounds + 1):
+        seen = {}
+        for r in rows:
+            if r["engine"] != engine or bool(r.get("scaling")) != scaling or r.get("round", 1) != rnd:
+                continue
             n = seen.get(r["benchmark"], 0); seen[r["benchmark"]] = n + 1
             key = r["benchmark"] if n == 0 else f'{r["benchmark"]} ({n + 1})'
             if scaling: key = f'fillrandom x{r["threads"]} threads'
-            out.append((key, r))
-    return out
+            if key not in best:
+                order.append(key)
+                best[key] = {k: v for k, v in r.items() if k != "round"}
+                best[key]["rounds"] = []
+            best[key]["rounds"].append(r["micros_per_op"])
+            if r["micros_per_op"] < best[key]["micros_per_op"]:
+                best[key].update({k: v for k, v in r.items() if k != "round"})
+    return [(k, best[k]) for k in order]
 peer_text = ", ".join(f"{pkg} {v}" for pkg, v in peers.values()) or "none"
 cols = [f"{names[e]} {upstream(peers[e][1])} micros/op" for e in ran if e == "leveldb"] + ["Strata micros/op"] \
     + [f"{names[e]} {upstream(peers[e][1])} micros/op" for e in ran if e != "leveldb"] \
     + [f"{names[e]}/Strata" for e in ran]
 snappy = "Snappy (SQLite: uncompressed)" if "sqlite" in ran else "Snappy"
-lines = [f"db_bench workloads, {num:,} entries, 16-byte keys, 100-byte values (ratio 0.5), {snappy}; one run; peers: {peer_text}",
+how = "one run" if rounds == 1 else f"best of {rounds} rounds, engines interleaved in each round"
+lines = [f"db_bench workloads, {num:,} entries, 16-byte keys, 100-byte values (ratio 0.5), {snappy}; {how}; peers: {peer_text}",
          "", "| workload | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
-result = {"num": num, "machine": {"cpus": os.cpu_count(), "arch": platform.machine()},
+result = {"num": num, "rounds": rounds, "machine": {"cpus": os.cpu_count(), "arch": platform.machine()},
           "peers": {e: {"package": pkg, "version": v} for e, (pkg, v) in peers.items()},
           "workloads": []}
 fmt = lambda r: f'{r["micros_per_op"]:.3f}' if r else "-"
