@@ -84,7 +84,7 @@ pub fn decompress(id: u8, input: &[u8], limit: usize) -> Result<Vec<u8>> {
             if input.len() > limit {
                 return Err(too_big(input.len() as u64, limit));
             }
-            Ok(input.to_vec())
+            Ok(crate::util::buffer_pool::copy_of(input))
         }
         1 => decompress_snappy(input, limit),
         2 if input.starts_with(&ZSTD_MAGIC) => decompress_zstd(input, limit),
@@ -144,7 +144,8 @@ fn decompress_snappy(input: &[u8], limit: usize) -> Result<Vec<u8>> {
     if len > limit {
         return Err(too_big(len as u64, limit));
     }
-    let mut out = vec![0u8; len];
+    // Snappy writes all `len` bytes or fails; on failure the buffer is dropped unread.
+    let mut out = crate::util::buffer_pool::take(len);
     let n = snap::raw::Decoder::new()
         .decompress(input, &mut out)
         .map_err(|e| Error::corruption(format!("bad snappy block: {e}")))?;
@@ -196,7 +197,7 @@ fn inflate_libdeflate(input: &[u8], limit: usize, zlib_header: bool) -> Result<V
                 decoder.deflate_decompress(input, out)
             };
             match result {
-                Ok(n) => return Ok(scratch[..n].to_vec()),
+                Ok(n) => return Ok(crate::util::buffer_pool::copy_of(&scratch[..n])),
                 Err(DecompressionError::InsufficientSpace) if room >= limit => {
                     return Err(past_limit(what, limit))
                 }

@@ -77,6 +77,13 @@ struct ParsedEntry {
     value: (usize, usize),
 }
 
+impl Drop for Block {
+    /// The decoded bytes go back to this thread's buffer pool for the next block.
+    fn drop(&mut self) {
+        crate::util::buffer_pool::give(std::mem::take(&mut self.data));
+    }
+}
+
 /// Decodes the entry header at `offset`: `(shared, non_shared, value_len, header_len)`,
 /// checking that the entry fits before `limit`.
 #[inline]

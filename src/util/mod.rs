@@ -1,6 +1,8 @@
 //! Small shared helpers with no knowledge of the engine: byte coding (varints, fixed-width
-//! little-endian integers), masked CRC-32C, LevelDB's hash, and a deterministic PRNG.
+//! little-endian integers), masked CRC-32C, LevelDB's hash, a deterministic PRNG, and a
+//! per-thread pool of block buffers.
 
+pub mod buffer_pool;
 pub mod coding;
 pub mod crc;
 pub mod hash;

@@ -1,0 +1,116 @@
+//! A small per-thread pool of byte buffers for decoded blocks, so that reading a block does not
+//! pay for a fresh allocation and a zero fill that the decoder overwrites at once (LevelDB
+//! decodes into `new char[n]`, uninitialized; safe Rust cannot).
+//!
+//! Invariants: every pooled buffer is initialized over its whole length (old bytes of an
+//! earlier block), so reuse needs no unsafe code. [`take`] hands out exactly `n` bytes whose
+//! contents are unspecified: the caller must overwrite all of them, or shorten the buffer to
+//! what it wrote, before anyone reads it. A thread keeps at most [`POOL_BUFFERS`] buffers, each
+//! of at most [`MAX_POOLED`] bytes of capacity; others are freed as usual. Buffers freed on one
+//! thread serve that thread only (a block decoded by a readahead worker and dropped by the
+//! reader feeds the reader's pool).
+
+use std::cell::RefCell;
+
+/// Buffers a thread keeps.
+pub const POOL_BUFFERS: usize = 16;
+/// Largest capacity worth keeping (a Bedrock data block is ~160 KiB decoded).
+pub const MAX_POOLED: usize = 1 << 20;
+
+thread_local! {
+    static POOL: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A pooled buffer that holds `n` bytes without growing. Buffers are never grown in place:
+/// a reallocation (which also doubles the capacity) scatters large holes over the heap, and a
+/// full scan of Bedrock's ~160 KiB blocks then held ~190 MiB instead of ~14 MiB.
+fn pop_fitting(n: usize) -> Option<Vec<u8>> {
+    POOL.try_with(|p| {
+        let mut p = p.borrow_mut();
+        let i = p.iter().rposition(|b| b.capacity() >= n)?;
+        Some(p.swap_remove(i))
+    })
+    .ok()
+    .flatten()
+}
+
+/// A buffer of exactly `n` bytes with unspecified contents (zeros when nothing was pooled).
+pub fn take(n: usize) -> Vec<u8> {
+    match pop_fitting(n) {
+        Some(mut buf) => {
+            if buf.len() >= n {
+                buf.truncate(n);
+            } else {
+                buf.resize(n, 0); // within capacity: zero-fills only the tail
+            }
+            buf
+        }
+        None => vec![0; n],
+    }
+}
+
+/// A copy of `src`, in a pooled buffer when one is large enough.
+pub fn copy_of(src: &[u8]) -> Vec<u8> {
+    match pop_fitting(src.len()) {
+        Some(mut buf) => {
+            buf.clear();
+            buf.extend_from_slice(src);
+            buf
+        }
+        None => src.to_vec(),
+    }
+}
+
+/// Returns a buffer to this thread's pool (or frees it when the pool is full, the buffer is
+/// too large, or the thread is exiting).
+pub fn give(buf: Vec<u8>) {
+    if buf.capacity() == 0 || buf.capacity() > MAX_POOLED {
+        return;
+    }
+    let _ = POOL.try_with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() < POOL_BUFFERS {
+            p.push(buf);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_are_reused_with_exact_lengths_and_bounded() {
+        let a = vec![7u8; 4096];
+        let ptr = a.as_ptr();
+        give(a);
+        // Reused: same allocation, exact length, old bytes (the caller overwrites them).
+        let b = take(1000);
+        assert_eq!((b.as_ptr(), b.len()), (ptr, 1000));
+        assert!(b.iter().all(|&x| x == 7));
+        give(b);
+        // Longer than the last use but within capacity: only the new tail is zero-filled.
+        let c = take(3000);
+        assert_eq!((c.as_ptr(), c.len()), (ptr, 3000));
+        assert!(c[..1000].iter().all(|&x| x == 7) && c[1000..].iter().all(|&x| x == 0));
+        give(c);
+        // Past every pooled capacity: a fresh buffer, the pooled one stays (never grown).
+        let big = take(8192);
+        assert_ne!(big.as_ptr(), ptr);
+        assert_eq!(big, vec![0; 8192]);
+        let d = copy_of(b"block");
+        assert_eq!((d.as_ptr(), &d[..]), (ptr, &b"block"[..]));
+        // Nothing pooled now: fresh buffers.
+        assert_eq!(take(3), vec![0, 0, 0]);
+        give(d);
+        give(big);
+        // At most POOL_BUFFERS kept; oversized ones never.
+        for _ in 0..POOL_BUFFERS + 5 {
+            give(vec![1; 64]);
+        }
+        give(vec![0; MAX_POOLED + 1]);
+        let kept = POOL.with(|p| p.borrow().len());
+        assert_eq!(kept, POOL_BUFFERS);
+        assert!(POOL.with(|p| p.borrow().iter().all(|b| b.capacity() <= MAX_POOLED)));
+    }
+}
