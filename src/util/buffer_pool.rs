@@ -81,6 +81,8 @@ mod tests {
 
     #[test]
     fn buffers_are_reused_with_exact_lengths_and_bounded() {
+        // Earlier tests on this thread (--test-threads=1) may have pooled blocks.
+        POOL.with(|p| p.borrow_mut().clear());
         let a = vec![7u8; 4096];
         let ptr = a.as_ptr();
         give(a);
