@@ -183,6 +183,27 @@ impl BlockIter {
         true
     }
 
+    /// Parses restart interval `index` forward up to the entry whose successor starts at or
+    /// after `limit`; that entry becomes current and the ones before it are kept in
+    /// `prev_entries` for the next steps back.
+    fn parse_interval_until(&mut self, index: u32, limit: usize) {
+        self.prev_entries.clear();
+        self.prev_keys.clear();
+        self.seek_to_restart_point(index);
+        while self.parse_next_key() && self.next_entry_offset() < limit {
+            self.prev_keys.extend_from_slice(&self.key);
+            self.prev_entries.push(ParsedEntry {
+                offset: self.current,
+                key_end: self.prev_keys.len(),
+                value: self.value,
+            });
+        }
+        if !self.valid() {
+            // Damage inside the interval: parse_next_key made the iterator invalid.
+            self.prev_entries.clear();
+        }
+    }
+
     /// The full key stored at restart point `i`, or `None` if it is damaged.
     fn restart_key(&self, i: u32) -> Option<&[u8]> {
         let offset = self.block.restart_point(i);
@@ -216,8 +237,8 @@ impl InternalIterator for BlockIter {
             self.current = self.block.restarts;
             return;
         }
-        self.seek_to_restart_point(self.block.num_restarts - 1);
-        while self.parse_next_key() && self.next_entry_offset() < self.block.restarts {}
+        // The whole last interval is parsed anyway: keep it for the steps back.
+        self.parse_interval_until(self.block.num_restarts - 1, self.block.restarts);
     }
 
     fn seek(&mut self, target: &[u8]) {
@@ -277,22 +298,7 @@ impl InternalIterator for BlockIter {
             }
             self.restart_index -= 1;
         }
-        // Parse the interval forward up to the entry before `original` (which becomes
-        // current), keeping the entries before it for the next steps back.
-        self.seek_to_restart_point(self.restart_index);
-        self.prev_keys.clear();
-        while self.parse_next_key() && self.next_entry_offset() < original {
-            self.prev_keys.extend_from_slice(&self.key);
-            self.prev_entries.push(ParsedEntry {
-                offset: self.current,
-                key_end: self.prev_keys.len(),
-                value: self.value,
-            });
-        }
-        if !self.valid() {
-            // Damage inside the interval: parse_next_key made the iterator invalid.
-            self.prev_entries.clear();
-        }
+        self.parse_interval_until(self.restart_index, original);
     }
 
     fn key(&self) -> &[u8] {
