@@ -44,9 +44,15 @@ impl Block {
         })
     }
 
-    /// Size of the uncompressed block in bytes (its cache charge).
+    /// Size of the uncompressed block in bytes.
     pub fn size(&self) -> usize {
         self.data.len()
+    }
+
+    /// Memory the block holds, for the block cache: a pooled buffer may be larger than the
+    /// block (`util::buffer_pool` hands out at most twice the size asked for).
+    pub fn charge(&self) -> usize {
+        self.data.capacity()
     }
 
     fn restart_point(&self, i: u32) -> usize {

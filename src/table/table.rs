@@ -159,7 +159,7 @@ impl Table {
         let block = Arc::new(block.0);
         if options.fill_cache {
             if let Some(cache) = &self.settings.block_cache {
-                cache.insert(key, block.clone(), block.size());
+                cache.insert(key, block.clone(), block.charge());
             }
         }
         Ok(block)

@@ -16,18 +16,25 @@ use std::cell::RefCell;
 pub const POOL_BUFFERS: usize = 16;
 /// Largest capacity worth keeping (a Bedrock data block is ~160 KiB decoded).
 pub const MAX_POOLED: usize = 1 << 20;
+/// A request for fewer bytes may still take a buffer of up to twice this capacity.
+const MIN_FIT: usize = 4096;
 
 thread_local! {
     static POOL: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A pooled buffer that holds `n` bytes without growing. Buffers are never grown in place:
+/// A pooled buffer that holds `n` bytes without growing, at most twice as large as needed. Buffers are never grown in place:
 /// a reallocation (which also doubles the capacity) scatters large holes over the heap, and a
 /// full scan of Bedrock's ~160 KiB blocks then held ~190 MiB instead of ~14 MiB.
 fn pop_fitting(n: usize) -> Option<Vec<u8>> {
     POOL.try_with(|p| {
         let mut p = p.borrow_mut();
-        let i = p.iter().rposition(|b| b.capacity() >= n)?;
+        // Large enough, and not so large that a small block pins a big buffer (the block
+        // cache charges capacity).
+        let most = 2 * n.max(MIN_FIT);
+        let i = p
+            .iter()
+            .rposition(|b| b.capacity() >= n && b.capacity() <= most)?;
         Some(p.swap_remove(i))
     })
     .ok()
@@ -106,6 +113,10 @@ mod tests {
         assert_eq!(take(3), vec![0, 0, 0]);
         give(d);
         give(big);
+        // A buffer more than twice too large stays in the pool.
+        give(vec![5; 64 * 1024]);
+        assert_eq!(take(5000), vec![0; 5000]);
+        POOL.with(|p| p.borrow_mut().clear());
         // At most POOL_BUFFERS kept; oversized ones never.
         for _ in 0..POOL_BUFFERS + 5 {
             give(vec![1; 64]);
