@@ -21,6 +21,9 @@ pub enum ErrorKind {
     NotSupported,
     /// The storage backend ran out of space (ENOSPC, browser quota).
     NoSpace,
+    /// An internal invariant did not hold (a bug in Strata): the call is refused instead of
+    /// panicking, and nothing it would have written is acknowledged.
+    Internal,
 }
 
 /// An engine error: kind, message, and for corruption the file and offset.
@@ -62,6 +65,11 @@ impl Error {
 
     pub fn not_supported(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::NotSupported, message)
+    }
+
+    /// A broken internal invariant, reported instead of a panic.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Internal, message)
     }
 
     pub fn locked(message: impl Into<String>) -> Self {
@@ -119,6 +127,7 @@ impl fmt::Display for Error {
             ErrorKind::Locked => "Locked",
             ErrorKind::NotSupported => "Not supported",
             ErrorKind::NoSpace => "No space",
+            ErrorKind::Internal => "Internal error",
         };
         write!(f, "{kind}: {}", self.message)?;
         if let Some(file) = &self.file {

@@ -8,14 +8,24 @@
 //!   every group is seen entirely or not at all, with one value;
 //! - after the threads join, and again after a reopen, the database equals the union of the
 //!   models exactly and passes `verify`.
+//!
+//! Forced memtable switches (`flush`) and manual compactions are interleaved by several owners,
+//! so writers queue behind switches (the write-leader rule). A failing thread fails the test at
+//! once: a thread that panics sets `failed` (`FailOnPanic`) and every loop stops on it; readers
+//! also stop when the writers have all been joined, whichever way they ended; the body runs
+//! under a watchdog that reports the operations done per thread if it stalls.
+//!
+//! `STRATA_STRESS=1` multiplies the operations by 10 and the threads by 2 (run it pinned to one
+//! core, `scripts/stress.sh`, for an 8:1 or higher oversubscription).
 
 mod common;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use common::watchdog::{watchdog, FailOnPanic};
 use common::Rng;
 use strata::db::WriteBatch;
 use strata::storage::{MemStorage, Storage};
@@ -23,14 +33,37 @@ use strata::{Db, Options, ReadOptions, WriteOptions};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
-const OWNERS: u64 = 4;
-const OWNER_OPS: u64 = 10_000;
 const OWNER_KEYS: u64 = 300;
-const GROUP_WRITERS: u64 = 2;
-const GROUP_OPS: u64 = 6_000;
 const GROUPS: u64 = 40;
 const GROUP_KEYS: u64 = 4;
-const READERS: u64 = 2;
+
+/// Thread and operation counts (10x the operations, 2x the threads with `STRATA_STRESS=1`).
+#[derive(Clone, Copy, Debug)]
+struct Scale {
+    owners: u64,
+    owner_ops: u64,
+    group_writers: u64,
+    group_ops: u64,
+    readers: u64,
+}
+
+impl Scale {
+    fn from_env() -> Scale {
+        let stress = std::env::var("STRATA_STRESS").is_ok_and(|v| v == "1");
+        let (threads, ops) = if stress { (2, 10) } else { (1, 1) };
+        Scale {
+            owners: 4 * threads,
+            owner_ops: 10_000 * ops,
+            group_writers: 2 * threads,
+            group_ops: 6_000 * ops,
+            readers: 2 * threads,
+        }
+    }
+
+    fn threads(&self) -> u64 {
+        self.owners + self.group_writers + self.readers
+    }
+}
 
 fn options() -> Options {
     Options {
@@ -115,18 +148,47 @@ fn check_groups(view: &Model, what: &str) -> u64 {
 #[derive(Default)]
 struct Counters {
     ops: AtomicU64,
+    /// Operations done by each owner, then each group writer, then each reader (views).
+    per_thread: Vec<AtomicU64>,
+    flushes: AtomicU64,
     gets_checked: AtomicU64,
     ranges_checked: AtomicU64,
     snapshot_checks: AtomicU64,
     group_views: AtomicU64,
 }
 
-fn owner(db: &Db, t: u64, c: &Counters) -> Model {
+impl Counters {
+    fn new(threads: u64) -> Counters {
+        Counters {
+            per_thread: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+            ..Counters::default()
+        }
+    }
+
+    fn progress(&self) -> String {
+        let per: Vec<u64> = self
+            .per_thread
+            .iter()
+            .map(|n| n.load(Ordering::Relaxed))
+            .collect();
+        format!(
+            "{} operations, {} flushes, per thread {per:?}",
+            self.ops.load(Ordering::Relaxed),
+            self.flushes.load(Ordering::Relaxed)
+        )
+    }
+}
+
+fn owner(db: &Db, t: u64, ops: u64, stop: &AtomicBool, c: &Counters) -> Model {
+    let _fail = FailOnPanic(stop);
     let mut rng = Rng(0xC0_0000 + t);
     let mut model = Model::new();
     let mut snaps: Vec<(strata::db::Snapshot, Model)> = Vec::new();
     let prefix = format!("o{t}-").into_bytes();
-    for op in 0..OWNER_OPS {
+    for op in 0..ops {
+        if stop.load(Ordering::Relaxed) {
+            break; // another thread failed
+        }
         let sync = WriteOptions {
             sync: rng.below(20) == 0,
             ..WriteOptions::default()
@@ -193,17 +255,28 @@ fn owner(db: &Db, t: u64, c: &Counters) -> Model {
         if t == 0 && op % 2_500 == 2_499 {
             db.compact_range(None, None).unwrap();
         }
+        // Forced memtable switches from several threads while the others write: writers queue
+        // behind a switch, which goes alone (the regression behind the write-leader rule).
+        if t % 2 == 1 && op % 700 == 350 {
+            db.flush().unwrap();
+            c.flushes.fetch_add(1, Ordering::Relaxed);
+        }
         c.ops.fetch_add(1, Ordering::Relaxed);
+        c.per_thread[t as usize].fetch_add(1, Ordering::Relaxed);
     }
     model
 }
 
-fn group_writer(db: &Db, w: u64, c: &Counters) -> Model {
+fn group_writer(db: &Db, w: u64, sc: Scale, stop: &AtomicBool, c: &Counters) -> Model {
+    let _fail = FailOnPanic(stop);
     let mut rng = Rng(0x6_0000 + w);
     let mut model = Model::new();
-    for op in 0..GROUP_OPS {
-        // Writer w owns the groups g with g % GROUP_WRITERS == w.
-        let g = rng.below(GROUPS / GROUP_WRITERS) * GROUP_WRITERS + w;
+    for op in 0..sc.group_ops {
+        if stop.load(Ordering::Relaxed) {
+            break; // another thread failed
+        }
+        // Writer w owns the groups g with g % group_writers == w.
+        let g = rng.below(GROUPS / sc.group_writers) * sc.group_writers + w;
         let mut b = WriteBatch::new();
         let delete = rng.below(5) == 0;
         let v = group_value(w, op);
@@ -223,14 +296,18 @@ fn group_writer(db: &Db, w: u64, c: &Counters) -> Model {
         };
         db.write(&sync, b).unwrap();
         c.ops.fetch_add(1, Ordering::Relaxed);
+        c.per_thread[(sc.owners + w) as usize].fetch_add(1, Ordering::Relaxed);
     }
     model
 }
 
-fn reader(db: &Db, r: u64, stop: &AtomicBool, c: &Counters) {
+fn reader(db: &Db, r: u64, slot: usize, stop: [&AtomicBool; 2], c: &Counters) {
+    let [writers_done, failed] = stop;
+    let _fail = FailOnPanic(failed);
     let mut rng = Rng(0xEAD_0000 + r);
     let mut i = 0u64;
-    while !stop.load(Ordering::Relaxed) || i < 20 {
+    // At least 20 views each, unless a thread failed (then stop at once).
+    while !failed.load(Ordering::Relaxed) && (!writers_done.load(Ordering::Relaxed) || i < 20) {
         let what = format!("reader {r} view {i}");
         match rng.below(3) {
             0 => {
@@ -266,6 +343,7 @@ fn reader(db: &Db, r: u64, stop: &AtomicBool, c: &Counters) {
             }
         }
         c.group_views.fetch_add(1, Ordering::Relaxed);
+        c.per_thread[slot].fetch_add(1, Ordering::Relaxed);
         i += 1;
     }
 }
@@ -286,57 +364,88 @@ fn check_final(db: &Db, want: &Model, what: &str) {
 
 #[test]
 fn threads_on_one_db_agree_with_their_models() {
+    let sc = Scale::from_env();
+    let c = Arc::new(Counters::new(sc.threads()));
+    let progress = {
+        let c = c.clone();
+        move || c.progress()
+    };
+    let limit = Duration::from_secs(if sc.owner_ops > 10_000 { 1800 } else { 300 });
+    watchdog("threads on one db", limit, progress, move || run(sc, &c));
+}
+
+fn run(sc: Scale, c: &Counters) {
     let start = Instant::now();
     let mem = MemStorage::new();
     let storage: Arc<dyn Storage> = Arc::new(mem.clone());
     let db = Db::open(storage.clone(), "db", options()).unwrap();
-    let c = Counters::default();
-    let stop = AtomicBool::new(false);
+    // Writers stop early when any thread fails; readers stop when every writer is done.
+    let failed = AtomicBool::new(false);
+    let writers_done = AtomicBool::new(false);
     let mut want = Model::new();
     std::thread::scope(|s| {
-        let owners: Vec<_> = (0..OWNERS)
+        let owners: Vec<_> = (0..sc.owners)
             .map(|t| {
                 s.spawn({
-                    let (db, c) = (&db, &c);
-                    move || owner(db, t, c)
+                    let (db, failed) = (&db, &failed);
+                    move || owner(db, t, sc.owner_ops, failed, c)
                 })
             })
             .collect();
-        let groups: Vec<_> = (0..GROUP_WRITERS)
+        let groups: Vec<_> = (0..sc.group_writers)
             .map(|w| {
                 s.spawn({
-                    let (db, c) = (&db, &c);
-                    move || group_writer(db, w, c)
+                    let (db, failed) = (&db, &failed);
+                    move || group_writer(db, w, sc, failed, c)
                 })
             })
             .collect();
-        let readers: Vec<_> = (0..READERS)
+        let readers: Vec<_> = (0..sc.readers)
             .map(|r| {
+                let slot = (sc.owners + sc.group_writers + r) as usize;
                 s.spawn({
-                    let (db, c, stop) = (&db, &c, &stop);
-                    move || reader(db, r, stop, c)
+                    let (db, writers_done, failed) = (&db, &writers_done, &failed);
+                    move || reader(db, r, slot, [writers_done, failed], c)
                 })
             })
             .collect();
+        // Whatever way a writer ends, the readers are told to stop once all writers ended;
+        // a writer's panic is re-raised only after every thread has been joined.
+        let mut panicked = None;
         for h in owners.into_iter().chain(groups) {
-            want.extend(h.join().unwrap());
+            match h.join() {
+                Ok(m) => want.extend(m),
+                Err(p) => {
+                    failed.store(true, Ordering::SeqCst);
+                    panicked.get_or_insert(p);
+                }
+            }
         }
-        stop.store(true, Ordering::Relaxed);
+        writers_done.store(true, Ordering::SeqCst);
         for h in readers {
-            h.join().unwrap();
+            if let Err(p) = h.join() {
+                panicked.get_or_insert(p);
+            }
+        }
+        if let Some(p) = panicked {
+            std::panic::resume_unwind(p);
         }
     });
     let ops = c.ops.load(Ordering::Relaxed);
-    assert_eq!(ops, OWNERS * OWNER_OPS + GROUP_WRITERS * GROUP_OPS);
+    assert_eq!(
+        ops,
+        sc.owners * sc.owner_ops + sc.group_writers * sc.group_ops
+    );
     check_final(&db, &want, "after join");
     let props = db.properties();
     drop(db);
     let db = Db::open(storage, "db", options()).unwrap();
     check_final(&db, &want, "after reopen");
     println!(
-        "{} threads, {ops} operations, {} gets, {} ranges, {} snapshot checks, {} group views; \
-         {} entries; {:?}; {:.1?}",
-        OWNERS + GROUP_WRITERS + READERS,
+        "{} threads, {ops} operations ({} forced switches), {} gets, {} ranges, {} snapshot \
+         checks, {} group views; {} entries; {:?}; {:.1?}",
+        sc.threads(),
+        c.flushes.load(Ordering::Relaxed),
         c.gets_checked.load(Ordering::Relaxed),
         c.ranges_checked.load(Ordering::Relaxed),
         c.snapshot_checks.load(Ordering::Relaxed),
@@ -345,5 +454,10 @@ fn threads_on_one_db_agree_with_their_models() {
         props,
         start.elapsed()
     );
-    assert!(c.group_views.load(Ordering::Relaxed) >= READERS * 20);
+    assert!(c.group_views.load(Ordering::Relaxed) >= sc.readers * 20);
+    // Every owner with an odd number forced a switch every 700 operations.
+    assert_eq!(
+        c.flushes.load(Ordering::Relaxed),
+        (sc.owners / 2) * (sc.owner_ops / 700 + u64::from(sc.owner_ops % 700 > 350))
+    );
 }

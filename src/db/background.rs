@@ -13,13 +13,44 @@ use super::{DbInner, ManualCompaction, State};
 use crate::compaction::run::{build_table, run_compaction, CompactionEnv};
 use crate::compaction::{pick_compaction, range_compaction};
 use crate::error::Result;
+use crate::util::sync_point::sync_point;
 use crate::version::filename::{parse_file_name, FileType};
 use crate::version::VersionEdit;
 
 impl DbInner {
     /// The background thread's loop: run scheduled work until shutdown.
+    ///
+    /// A panic in background work (a bug) must not leave writers waiting forever for a flush
+    /// that will never come: it becomes the sticky background error (kind `Internal`), every
+    /// waiter is woken, and the thread goes on serving shutdown.
     #[cfg(not(target_arch = "wasm32"))]
     pub(super) fn background_loop(&self) {
+        loop {
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.background_loop_until_shutdown()
+            }));
+            let Err(panic) = run else {
+                return;
+            };
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            // The state is consistent at every unlock; a panic while it was held only marks it.
+            self.state.clear_poison();
+            let mut st = self.state.lock().unwrap();
+            st.bg_error.get_or_insert_with(|| {
+                crate::error::Error::internal(format!("background work panicked: {what}"))
+            });
+            st.bg_scheduled = false;
+            drop(st);
+            self.bg_cv.notify_all();
+        }
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn background_loop_until_shutdown(&self) {
         let mut st = self.state.lock().unwrap();
         loop {
             while !st.bg_scheduled && !st.shutting_down {
@@ -176,6 +207,7 @@ impl DbInner {
             new_file_number: &new_file_number,
             yield_to_flush: &yield_to_flush,
         };
+        sync_point("DbInner::background_compaction:run");
         let result = run_compaction(&mut c, &env);
         let mut st = self.state.lock().unwrap();
         let result = result.and_then(|(mut edit, _stats)| {
@@ -223,6 +255,7 @@ impl DbInner {
         let number = st.versions.new_file_number();
         st.pending_outputs.insert(number);
         drop(st);
+        sync_point("DbInner::compact_memtable:build");
         let mut it = imm.iter();
         let built = build_table(
             &*self.storage,

@@ -431,6 +431,7 @@ impl Drop for Db {
         {
             let mut st = self.inner.state.lock().unwrap();
             st.shutting_down = true;
+            crate::util::sync_point::signal_point("Db::drop:shutting_down");
             // Hand buffered log bytes to the OS; what was not synced may still be lost in a
             // machine crash, as in LevelDB.
             if let Some(log) = st.log.as_mut() {

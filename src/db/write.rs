@@ -15,10 +15,11 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{DbInner, State, WriteBatch};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::log;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
+use crate::util::sync_point::{self, signal_point, sync_point};
 use crate::version::filename;
 
 /// Largest group a leader commits at once.
@@ -50,14 +51,26 @@ impl DbInner {
         });
         let mut q = self.writers.lock().unwrap();
         q.queue.push_back(me.clone());
+        signal_point("DbInner::write:enqueued");
         loop {
             if let Some(r) = me.done.lock().unwrap().take() {
+                // A leader committed this batch (or failed to) as part of its group.
                 return r;
             }
-            if !q.leader_active {
+            // Only the writer at the front of the queue may lead (LevelDB's rule): a writer
+            // behind it that led would take a group starting at the front, which need not
+            // include itself when the group is cut before it (a forced switch goes alone, a
+            // group stops at MAX_GROUP_BYTES), and its own batch would never be committed.
+            if !q.leader_active && q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
                 break;
             }
+            signal_point("DbInner::write:wait");
             q = self.writers_cv.wait(q).unwrap();
+            if sync_point::active() {
+                drop(q);
+                sync_point("DbInner::write:woken");
+                q = self.writers.lock().unwrap();
+            }
         }
         // Leader: take a group from the front of the queue.
         q.leader_active = true;
@@ -78,6 +91,7 @@ impl DbInner {
             group.push(q.queue.pop_front().unwrap());
         }
         drop(q);
+        sync_point("DbInner::write:lead");
 
         let result = self.commit_group(&group);
 
@@ -94,8 +108,10 @@ impl DbInner {
         if waiters {
             self.writers_cv.notify_all();
         }
+        // The leader is the front of the queue, and a group always takes the front: its own
+        // result is among those just set.
         let r = me.done.lock().unwrap().take();
-        r.expect("the leader is in its own group")
+        r.unwrap_or_else(|| Err(Error::internal("write leader left out of its own group")))
     }
 
     fn commit_group(&self, group: &[Arc<Waiter>]) -> Result<()> {
@@ -205,6 +221,7 @@ impl DbInner {
             {
                 // Wait for the flush (or for compaction to bring level 0 down).
                 if self.options.background_thread {
+                    signal_point("DbInner::make_room:wait");
                     st = self.bg_cv.wait(st).unwrap();
                 } else {
                     st = self.background_call(st);

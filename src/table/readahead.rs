@@ -36,7 +36,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use super::block::Block;
 use super::format::BlockHandle;
 use super::table::Table;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::util::sync_point::{signal_point, sync_point};
 
 /// Compressed bytes per run: enough to amortise one hand-off over many small blocks.
 pub const RUN_BYTES: u64 = 64 * 1024;
@@ -230,7 +231,24 @@ impl Run {
                 }
             }
         };
-        let blocks = job.table.read_run(job.first, job.count, job.verify);
+        // A panic while decoding (a bug: decoding returns errors for bad input) must not leave
+        // the run `Running` forever, which would hang its consumer: it becomes an error at
+        // the run's blocks, and the worker lives on.
+        let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            sync_point("Readahead::worker:decode");
+            job.table.read_run(job.first, job.count, job.verify)
+        }));
+        let blocks = decoded.unwrap_or_else(|_| {
+            (0..job.count.max(1))
+                .map(|_| {
+                    Err(Error::internal(format!(
+                        "a readahead worker panicked decoding data blocks {}..{}",
+                        job.first,
+                        job.first + job.count
+                    )))
+                })
+                .collect()
+        });
         // Counted before it is published, so a reader that has the run sees it counted.
         stats.by_workers.fetch_add(1, Relaxed);
         *lock(&self.state) = RunState::Done(blocks);
@@ -250,6 +268,7 @@ impl Run {
                 RunState::Done(blocks) => return blocks,
                 RunState::Running => {
                     *s = RunState::Running;
+                    signal_point("Readahead::consumer:wait");
                     s = self.done.wait(s).unwrap_or_else(|p| p.into_inner());
                 }
                 RunState::Gone => return Vec::new(),

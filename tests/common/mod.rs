@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use strata::{ScanStats, Storage};
 
+pub mod watchdog;
+
 /// `../shared/worlds` beside the repository (or `$STRATA_WORLDS`). Missing data is a test
 /// failure, never a silent skip.
 pub fn worlds_dir() -> PathBuf {
