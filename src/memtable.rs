@@ -59,6 +59,10 @@ impl SkipList {
     }
 
     /// The internal key of a (non-head) node.
+    ///
+    /// Unreachable panics here and in `value`: the arena is append-only and written only by
+    /// `insert`, which encodes each entry as varint32 lengths followed by exactly those bytes;
+    /// node offsets point at entries `insert` wrote.
     #[inline]
     fn key(&self, node: u32) -> &[u8] {
         let off = self.nodes[node as usize].entry;

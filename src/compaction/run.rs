@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use super::pick::Compaction;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER};
 use crate::options::ReadOptions;
@@ -186,10 +186,15 @@ pub fn run_compaction(
                         largest: Vec::new(),
                     });
                 }
-                let out = current.as_mut().expect("created above");
+                // Both are set just above (a new output has its builder until it is finished).
+                let Some(out) = current.as_mut() else {
+                    return Err(Error::internal("compaction output missing"));
+                };
                 out.largest.clear();
                 out.largest.extend_from_slice(key);
-                let builder = out.builder.as_mut().expect("open output");
+                let Some(builder) = out.builder.as_mut() else {
+                    return Err(Error::internal("compaction output already finished"));
+                };
                 builder.add(key, input.value())?;
                 stats.entries_out += 1;
                 if builder.file_size() >= c.limits.max_file_size {
@@ -229,7 +234,9 @@ fn finish_output(
     let Some(mut out) = current.take() else {
         return Ok(());
     };
-    let builder = out.builder.take().expect("open output");
+    let Some(builder) = out.builder.take() else {
+        return Err(Error::internal("compaction output finished twice"));
+    };
     let (mut file, size) = builder.finish()?;
     file.sync()?;
     drop(file);

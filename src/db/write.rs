@@ -88,7 +88,9 @@ impl DbInner {
                 break;
             }
             bytes += size;
-            group.push(q.queue.pop_front().unwrap());
+            if let Some(w) = q.queue.pop_front() {
+                group.push(w);
+            }
         }
         drop(q);
         sync_point("DbInner::write:lead");
@@ -122,20 +124,12 @@ impl DbInner {
         if force {
             return Ok(());
         }
-        let mut batch = group[0]
-            .batch
-            .lock()
-            .unwrap()
-            .take()
-            .expect("data writes carry a batch");
+        // Data writes carry a batch, taken once by their leader; a forced switch (no batch)
+        // goes alone and returned above.
+        let missing = || Error::internal("a data write without its batch");
+        let mut batch = group[0].batch.lock().unwrap().take().ok_or_else(missing)?;
         for w in &group[1..] {
-            batch.append(
-                w.batch
-                    .lock()
-                    .unwrap()
-                    .as_ref()
-                    .expect("data writes carry a batch"),
-            );
+            batch.append(w.batch.lock().unwrap().as_ref().ok_or_else(missing)?);
         }
         if batch.is_empty() {
             return Ok(());

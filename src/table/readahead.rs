@@ -391,6 +391,7 @@ impl Readahead {
             }
             match self.ahead.front() {
                 Some(&(first, count, _)) if pos >= first && pos < first + count => {
+                    // Unreachable panic: `front()` just matched `Some`.
                     let (first, count, run) = self.ahead.pop_front().expect("front exists");
                     let mut blocks: Vec<Slot> = run
                         .take(&self.pool.shared.stats)

@@ -69,7 +69,13 @@ pub fn recover(storage: &dyn Storage, dir: &str) -> Result<RecoveredState> {
     let manifest_name = read_current_file(storage, dir)?;
     let manifest_number = match super::filename::parse_file_name(&manifest_name) {
         Some((n, FileType::Descriptor)) => n,
-        _ => unreachable!("read_current_file returns MANIFEST names only"),
+        // read_current_file accepts MANIFEST names only; stay total all the same.
+        _ => {
+            return Err(Error::corruption(format!(
+                "CURRENT names {manifest_name:?}, not a MANIFEST"
+            ))
+            .in_file("CURRENT"))
+        }
     };
     let path = join(dir, &manifest_name);
     let file = storage.open_random(&path).map_err(|e| {
@@ -178,6 +184,8 @@ impl VersionSet {
         for (level, key) in state.compact_pointers {
             pointers[level] = key;
         }
+        // Unreachable panic: `recover` built `state.version` with `Version::from_levels`, which
+        // returned Ok for these very levels (same validation, same input).
         let mut version = Version::from_levels(state.version.files.clone())
             .expect("recovered levels were validated");
         version.finalize(l0_compaction_trigger);
@@ -284,15 +292,17 @@ impl VersionSet {
             edit.next_file_number = Some(self.next_file_number);
             let path = super::filename::descriptor_file_name(&self.dir, self.manifest_file_number);
             let mut w = log::Writer::new(self.storage.create(&path)?);
-            new_manifest_path = Some(path);
             let snapshot = self.snapshot_edit();
             if let Err(e) = w.add_record(&snapshot.encode()) {
-                let _ = self.storage.remove(new_manifest_path.as_ref().unwrap());
+                let _ = self.storage.remove(&path);
                 return Err(e);
             }
+            new_manifest_path = Some(path);
             self.manifest = Some(w);
         }
-        let w = self.manifest.as_mut().expect("opened above");
+        let Some(w) = self.manifest.as_mut() else {
+            return Err(Error::internal("no MANIFEST open after opening one"));
+        };
         // The folder entries of the tables (and log) this edit names must be durable before
         // the edit is (LevelDB syncs the folder when it syncs a MANIFEST): otherwise a crash
         // can leave a MANIFEST naming a table whose entry was lost.
