@@ -1,7 +1,7 @@
 //! Locking against Google's LevelDB (plyvel) and Mojang's (amulet-leveldb, `import leveldb`),
 //! which lock `LOCK` with POSIX `fcntl` record locks: a Strata writer and a peer writer must
 //! exclude each other in both directions, and a Strata read-only opener must not open under a
-//! peer writer. (Strata's own flock is checked in tests/recovery.rs.)
+//! peer writer.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};

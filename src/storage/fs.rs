@@ -2,12 +2,15 @@
 //! atomic `rename`, and advisory locks on `LOCK` (exclusive for writers, shared for read-only
 //! openers, so a writer and a reader in two processes exclude each other).
 //!
-//! Locks: a `flock` (what other Strata processes check) and, on Unix, a POSIX `fcntl` record
-//! lock over the whole file (what Google's and Mojang's LevelDB take; on Linux the two kinds
-//! do not see each other). POSIX record locks belong to the process and are dropped when any
-//! descriptor of the file is closed, so a process-wide table of held locks answers a second
-//! opener in this process before any descriptor is opened, and shared holders in this process
-//! share one descriptor.
+//! Locks: on Unix a POSIX `fcntl` record lock over the whole file (what Google's and Mojang's
+//! LevelDB take, and what other Strata processes check); elsewhere the platform's file lock
+//! (`File::try_lock`). Not `flock` on Unix: a `flock` belongs to the open file description,
+//! which a child forked by any thread of this process inherits until it execs, so a database
+//! closed in one thread could still read as locked to its reopener for that window (seen as a
+//! flaky `Locked` in tests that spawn processes). POSIX record locks belong to the process and
+//! are dropped when any descriptor of the file is closed, so a process-wide table of held locks
+//! answers a second opener in this process before any descriptor is opened, and shared holders
+//! in this process share one descriptor.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -292,11 +295,24 @@ fn record_lock(file: &File, path: &str, exclusive: bool) -> Result<()> {
     Ok(())
 }
 
-#[cfg(not(unix))]
-fn record_lock(_file: &File, _path: &str, _exclusive: bool) -> Result<()> {
-    Ok(())
+/// The lock this platform's LevelDB takes: a POSIX record lock on Unix, `LockFileEx` (through
+/// `File::try_lock`) elsewhere.
+fn platform_lock(file: &File, path: &str, exclusive: bool) -> Result<()> {
+    #[cfg(unix)]
+    {
+        record_lock(file, path, exclusive)
+    }
+    #[cfg(not(unix))]
+    {
+        if exclusive {
+            file.try_lock().map_err(|e| lock_error(path, e))
+        } else {
+            file.try_lock_shared().map_err(|e| lock_error(path, e))
+        }
+    }
 }
 
+#[cfg(not(unix))]
 fn lock_error(path: &str, e: std::fs::TryLockError) -> Error {
     match e {
         std::fs::TryLockError::WouldBlock => in_use(path),
@@ -380,8 +396,7 @@ impl Storage for FsStorage {
             .truncate(false)
             .open(path)
             .map_err(|e| io_err(path, e))?;
-        file.try_lock().map_err(|e| lock_error(path, e))?;
-        record_lock(&file, path, true)?;
+        platform_lock(&file, path, true)?;
         table.insert(
             key.clone(),
             Held {
@@ -412,8 +427,7 @@ impl Storage for FsStorage {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io_err(path, e)),
         };
-        file.try_lock_shared().map_err(|e| lock_error(path, e))?;
-        record_lock(&file, path, false)?;
+        platform_lock(&file, path, false)?;
         table.insert(
             key.clone(),
             Held {
