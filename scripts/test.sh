@@ -10,6 +10,9 @@ cargo clippy --all-targets -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
 echo "== cargo test"
 cargo test --all-targets
+echo "== cargo test --doc (the crate guide) and cargo doc (no warnings)"
+cargo test --doc
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib -q
 echo "== wasm + TypeScript build"
 bash scripts/build-wasm.sh
 echo "== js: vitest (worlds, API, interop, packaging, browser, World API, world viewer in Chromium)"
