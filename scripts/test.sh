@@ -8,6 +8,8 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
+echo "== cross-checks: aarch64 Linux and Apple Silicon (cargo check)"
+bash scripts/check-targets.sh
 echo "== cargo test"
 cargo test --all-targets
 echo "== cargo test --doc (the crate guide) and cargo doc (no warnings)"
