@@ -328,7 +328,7 @@ fn each_kind_of_damage_is_reported_refused_by_paranoid_checks_and_repaired() {
             file: log.clone(),
             damage: flip(log_len / 2),
             offset: true,
-            recovered: ALL - 25,
+            recovered: ALL - 26,
         },
         Case {
             name: "log zeroed range",

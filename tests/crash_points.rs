@@ -120,13 +120,13 @@ fn every_crash_point_keeps_durable_writes_and_whole_batches() {
     if !all {
         assert_eq!(writes, 290);
         let expected = |lost_unsynced| Figures {
-            ops: 1642,
-            tried: 2946,
-            by_kind: [72, 2608, 157, 4, 61, 44],
+            ops: 1670,
+            tried: 3024,
+            by_kind: [72, 2708, 135, 4, 61, 44],
             lost_unsynced,
         };
-        assert_eq!(figures, vec![expected(1266), expected(1267)]);
-        assert_eq!(total, 5892);
+        assert_eq!(figures, vec![expected(1649), expected(1650)]);
+        assert_eq!(total, 6048);
     }
 }
 

@@ -184,7 +184,7 @@ fn a_failed_sync_of_the_old_log_at_a_memtable_switch_is_sticky() {
 /// new log's folder entry is synced before the first synced write to it, once, and not at all
 /// by a database that never syncs.
 #[test]
-fn memtable_switches_sync_the_old_log_and_the_folder_only_before_a_synced_write() {
+fn memtable_switches_sync_old_logs_and_the_folder_only_before_a_synced_write() {
     let storage = FaultStorage::new(Arc::new(MemStorage::new()));
     let opts = Options {
         write_buffer_size: 4096,
@@ -197,8 +197,9 @@ fn memtable_switches_sync_the_old_log_and_the_folder_only_before_a_synced_write(
             .filter(|o| o.kind == kind && o.path.ends_with(suffix))
             .count()
     };
-    // 200 unsynced puts of 200 bytes: a dozen switches, each syncing its old log; the folder
-    // is synced only by the flushes' MANIFEST edits, never for a log.
+    // 200 unsynced puts of 200 bytes: a dozen switches, none syncing a log (recovery keeps a
+    // prefix through the new logs' markers); the folder is synced only by the flushes' MANIFEST
+    // edits, never for a log.
     for i in 0..200 {
         db.put(&WriteOptions::default(), &key(i), &val(i)).unwrap();
     }
@@ -206,15 +207,15 @@ fn memtable_switches_sync_the_old_log_and_the_folder_only_before_a_synced_write(
     let logs_created = count(&ops, OpKind::Create, ".log");
     let manifest_syncs = count(&ops, OpKind::Sync, "");
     assert!(logs_created >= 10, "{logs_created} switches");
-    assert_eq!(count(&ops, OpKind::Sync, ".log"), logs_created);
+    assert_eq!(count(&ops, OpKind::Sync, ".log"), 0);
     let edits = ops
         .iter()
         .filter(|o| o.kind == OpKind::Sync && o.path.contains("MANIFEST"))
         .count();
     assert_eq!(count(&ops, OpKind::SyncDir, ""), edits, "{manifest_syncs}");
 
-    // Fill the memtable again, then one synced put makes it switch: the old log is synced at
-    // the switch, then the folder, then the new log with the synced write.
+    // Fill the memtable again, then one synced put makes it switch: the old log (not flushed
+    // yet) is synced first, then the folder, then the new log with the synced write.
     let before = storage.ops().len();
     let mut i = 200;
     while db.properties().memtable_bytes <= 4096 {
@@ -296,7 +297,7 @@ fn every_failed_operation_leaves_a_database_that_reopens() {
         per_kind.len(),
         reported
     );
-    assert_eq!((per_kind.len(), reported), (1688, 1625));
+    assert_eq!((per_kind.len(), reported), (1717, 1654));
 }
 
 #[test]

@@ -84,6 +84,17 @@ fn write_random(dir: &str, options: Options, seed: u64) -> Model {
         .map(|p| std::fs::metadata(p).unwrap().len())
         .sum();
     assert!(log_bytes > 0, "the log is not empty at close");
+    // The log left at close was started at a memtable switch, so it opens with Strata's switch
+    // marker: one full record (header: CRC, length 12, type 1) holding an empty batch (count
+    // 0). The peers below replay it.
+    let log = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "log"))
+        .unwrap();
+    let bytes = std::fs::read(&log).unwrap();
+    assert_eq!(&bytes[4..7], &[12, 0, 1], "first record: 12 bytes, full");
+    assert_eq!(&bytes[7 + 8..7 + 12], &[0, 0, 0, 0], "an empty batch");
     model
 }
 

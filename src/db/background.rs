@@ -285,6 +285,9 @@ impl DbInner {
         drop(base);
         if result.is_ok() {
             st.imm = None;
+            // Older logs are no longer needed: their entries are in synced tables now.
+            let live = st.log_file_number;
+            st.unsynced_logs.retain(|(n, _)| *n >= live);
             // log_and_apply synced the folder, with the current log's entry in it.
             st.log_dir_synced = true;
             self.has_imm.store(false, Ordering::Release);

@@ -84,9 +84,22 @@ pub struct ReplayedLog {
     pub bytes: u64,
 }
 
+/// A break in the history between two logs: `log` starts at sequence `found`, but the log
+/// before it ends before `expected` (its unsynced tail was lost in a crash).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogGap {
+    pub log: String,
+    pub expected: u64,
+    pub found: u64,
+}
+
 /// What recovery found, for `info`.
 #[derive(Clone, Debug)]
 pub struct RecoveryInfo {
+    /// Where replay stopped to keep recovery a prefix of the history, if it did.
+    pub gap: Option<LogGap>,
+    /// Logs not replayed because of the gap (moved into `lost/` by a writable open).
+    pub lost_logs: Vec<ReplayedLog>,
     pub manifest: String,
     pub log_number: u64,
     pub next_file_number: u64,
@@ -112,6 +125,15 @@ struct State {
     log_file_number: u64,
     /// Whether the current log's folder entry is known durable (synced before a synced write).
     log_dir_synced: bool,
+    /// Logs switched away from whose tails are not synced yet, oldest first: synced before the
+    /// first synced write to a newer log (`commit_group`), dropped once their memtable is
+    /// flushed (its table is synced then). Recovery keeps a prefix without them being synced
+    /// at the switch: each new log starts with a marker naming the sequence that must follow
+    /// the old log's last record, and a replay that finds a gap stops there (`recovery.rs`).
+    unsynced_logs: Vec<(u64, log::Writer)>,
+    /// The sequence of the last record handed to the current log (writes without the WAL are
+    /// not in it): the new log's marker at a switch is this + 1.
+    last_logged_sequence: SequenceNumber,
     bg_scheduled: bool,
     bg_error: Option<Error>,
     shutting_down: bool,

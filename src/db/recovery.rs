@@ -7,7 +7,9 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Condvar, Mutex};
 
-use super::{new_block_cache, write, DbInner, RecoveryInfo, ReplayedLog, State, WriteBatch};
+use super::{
+    new_block_cache, write, DbInner, LogGap, RecoveryInfo, ReplayedLog, State, WriteBatch,
+};
 use crate::compaction::run::build_table;
 use crate::error::{Error, Result};
 use crate::log;
@@ -79,7 +81,18 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         .collect();
     numbers.sort_unstable();
     let mut record = Vec::new();
+    // The sequence the next record must carry for the history to be contiguous: a log that
+    // starts with a switch marker (an empty batch, `write.rs`) names it. A marker beyond it
+    // means the previous log lost an unsynced tail while this one survived: replay stops
+    // there, so recovery yields a prefix of the history.
+    let mut expected: Option<u64> = None;
+    let mut dropped_logs = Vec::new();
+    let mut gap: Option<LogGap> = None;
     for number in numbers {
+        if gap.is_some() {
+            dropped_logs.push(number);
+            continue;
+        }
         versions.mark_file_number_used(number);
         let path = filename::log_file_name(dir, number);
         let name = base_name(&path).to_string();
@@ -89,6 +102,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         // part of its log silently missing. `repair` salvages such a database.
         let mut reader = log::Reader::new(file, name.clone(), true, true);
         let mut records = 0u64;
+        let mut first = true;
         while reader.read_record(&mut record)? {
             records += 1;
             let at = |e: Error| {
@@ -96,6 +110,25 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
                     .at_offset(reader.last_record_offset())
             };
             let batch = WriteBatch::from_contents(std::mem::take(&mut record)).map_err(at)?;
+            let marker = batch.count() == 0;
+            if first && marker {
+                if let Some(want) = expected {
+                    if batch.sequence() > want {
+                        gap = Some(LogGap {
+                            log: name.clone(),
+                            expected: want,
+                            found: batch.sequence(),
+                        });
+                        break;
+                    }
+                }
+            }
+            first = false;
+            expected = Some(if marker {
+                batch.sequence()
+            } else {
+                batch.sequence() + batch.count() as u64
+            });
             batch.insert_into(&mem).map_err(at)?;
             if batch.count() > 0 {
                 let last = batch.sequence() + batch.count() as u64 - 1;
@@ -114,14 +147,43 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
                 )?;
             }
         }
+        if gap.is_some() {
+            dropped_logs.push(number);
+            continue;
+        }
         logs.push(ReplayedLog {
             name,
             records,
             bytes: size,
         });
     }
+    // Logs after a gap hold writes made after writes the crash lost: replaying them would
+    // break the prefix. They are kept, not deleted: a writable open moves them into `lost/`
+    // (as LevelDB's repair archives what it cannot use), and the recovery report names them.
+    let mut lost_logs = Vec::new();
+    for number in dropped_logs {
+        let path = filename::log_file_name(dir, number);
+        let name = base_name(&path).to_string();
+        let bytes = storage
+            .open_random(&path)
+            .and_then(|f| f.size())
+            .unwrap_or(0);
+        if !options.read_only {
+            let lost_dir = crate::storage::join(dir, "lost");
+            storage.create_dir_all(&lost_dir)?;
+            storage.rename(&path, &crate::storage::join(&lost_dir, &name))?;
+            storage.sync_dir(dir)?;
+        }
+        lost_logs.push(ReplayedLog {
+            name,
+            records: 0,
+            bytes,
+        });
+    }
 
     let recovery = RecoveryInfo {
+        gap,
+        lost_logs,
         manifest: recovered.manifest_name.clone(),
         log_number: recovered.log_number,
         next_file_number: recovered.next_file_number,
@@ -150,6 +212,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         versions.log_and_apply(&mut edit)?;
     }
 
+    let last_sequence = versions.last_sequence;
     let inner = DbInner {
         storage,
         dir: dir.to_string(),
@@ -163,6 +226,8 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             log_file_number,
             // The MANIFEST edit naming the new log synced the folder (log_and_apply).
             log_dir_synced: true,
+            unsynced_logs: Vec::new(),
+            last_logged_sequence: last_sequence,
             bg_scheduled: false,
             bg_error: None,
             shutting_down: false,

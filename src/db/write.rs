@@ -136,6 +136,17 @@ impl DbInner {
         }
         let sync = group.iter().any(|w| w.options.sync);
         let use_wal = group.iter().any(|w| !w.options.disable_wal);
+        if sync && use_wal && !st.unsynced_logs.is_empty() {
+            // Older logs first: a synced write must not survive a crash that loses earlier
+            // acknowledged writes (recovery would then stop at the gap and drop it).
+            for i in 0..st.unsynced_logs.len() {
+                if let Err(e) = st.unsynced_logs[i].1.sync() {
+                    st.bg_error.get_or_insert_with(|| e.clone());
+                    return Err(e);
+                }
+            }
+            st.unsynced_logs.clear();
+        }
         if sync && use_wal && !st.log_dir_synced {
             // A synced write vanishes with its log if the log's folder entry is not durable.
             if let Err(e) = self.storage.sync_dir(&self.dir) {
@@ -170,6 +181,9 @@ impl DbInner {
         match result {
             Ok(()) => {
                 st.versions.last_sequence = last;
+                if use_wal {
+                    st.last_logged_sequence = last;
+                }
                 Ok(())
             }
             Err(e) => {
@@ -232,20 +246,29 @@ impl DbInner {
                 Err(e) => return (st, Err(e)),
             };
             // The new log's folder entry is synced before the first synced write to it
-            // (`commit_group`), not here: losing it loses only writes made after the old log
-            // was synced below, and recovery still yields a prefix.
+            // (`commit_group`), not here: losing it loses only writes made after the old log.
             st.log_dir_synced = false;
-            // Sync the old log's tail: a later synced write in the new log must not survive a
-            // crash that loses earlier acknowledged writes (recovery must yield a prefix).
-            if let Some(mut old) = st.log.take() {
-                if let Err(e) = old.sync() {
-                    // Sticky: a failed fsync may not fail again when retried.
-                    st.log = Some(old);
-                    st.bg_error = Some(e.clone());
-                    return (st, Err(e));
-                }
+            // The old log's tail is not synced here (LevelDB does not either); the new log
+            // starts with a marker, an empty batch whose sequence is the one that follows the
+            // old log's last record. Recovery that finds the old log shorter than the marker
+            // says (its unsynced tail lost while the new log was written back) stops before
+            // the new log, so it still yields a prefix of the history; the old log is synced
+            // before the first synced write to the new one.
+            let mut new_log = log::Writer::new(file);
+            let mut marker = WriteBatch::new();
+            marker.set_sequence(st.last_logged_sequence + 1);
+            let written = new_log
+                .add_record(marker.contents())
+                .and_then(|()| new_log.flush());
+            if let Err(e) = written {
+                st.bg_error.get_or_insert_with(|| e.clone());
+                return (st, Err(e));
             }
-            st.log = Some(log::Writer::new(file));
+            if let Some(old) = st.log.take() {
+                let old_number = st.log_file_number;
+                st.unsynced_logs.push((old_number, old));
+            }
+            st.log = Some(new_log);
             st.log_file_number = number;
             let fresh = MemTable::with_capacity(self.options.write_buffer_size);
             let full = std::mem::replace(&mut st.mem, Arc::new(fresh));
