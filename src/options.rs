@@ -45,6 +45,16 @@ pub struct Options {
     pub paranoid_checks: bool,
     /// Dialect for writing. Default: `Profile::Google`.
     pub profile: Profile,
+    /// Take the dialect of the database itself at a writable open (`db::dialect`): the codecs
+    /// of its tables, a level.dat beside it. When it differs from `profile`, every setting
+    /// still at `profile`'s default (codec, block size, cache, level-0 triggers) takes the
+    /// detected dialect's default. An empty database keeps `profile`. What the CLI and the npm
+    /// package do when no profile is given. Default: false (the profile is as given).
+    pub detect_profile: bool,
+    /// Allow writing blocks with a codec the database's own dialect cannot read (Snappy or
+    /// Zstd into a Bedrock world, raw deflate or zlib into a Google database). Without it such
+    /// an open is refused with `InvalidArgument`. Default: false.
+    pub allow_foreign_codec: bool,
     /// Codec for new blocks. Default: Snappy (Google), raw deflate (Bedrock).
     pub compression: CompressionType,
     /// Approximate uncompressed size of a data block. Default: 4 KiB (Google), 160 KiB (Bedrock).
@@ -105,6 +115,8 @@ impl Options {
             read_only: false,
             paranoid_checks: false,
             profile: Profile::Google,
+            detect_profile: false,
+            allow_foreign_codec: false,
             compression: CompressionType::Snappy,
             block_size: 4 * 1024,
             block_restart_interval: 16,
@@ -138,6 +150,39 @@ impl Options {
             l0_stop_writes_trigger: 64,
             ..Self::google()
         }
+    }
+
+    /// The defaults of `profile`.
+    pub fn for_profile(profile: Profile) -> Self {
+        match profile {
+            Profile::Google => Self::google(),
+            Profile::Bedrock => Self::bedrock(),
+        }
+    }
+
+    /// Switches to `profile`: every profile-dependent setting still at the current profile's
+    /// default takes `profile`'s default; settings changed by the caller stay.
+    pub fn adopt_profile(&mut self, profile: Profile) {
+        if self.profile == profile {
+            return;
+        }
+        let (from, to) = (Self::for_profile(self.profile), Self::for_profile(profile));
+        macro_rules! follow {
+            ($($f:ident),*) => {$(
+                if self.$f == from.$f {
+                    self.$f = to.$f;
+                }
+            )*};
+        }
+        follow!(
+            compression,
+            block_size,
+            block_cache_capacity,
+            l0_compaction_trigger,
+            l0_slowdown_writes_trigger,
+            l0_stop_writes_trigger
+        );
+        self.profile = profile;
     }
 
     /// These options with `create_if_missing` set.

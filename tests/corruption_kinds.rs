@@ -371,13 +371,23 @@ fn each_kind_of_damage_is_reported_refused_by_paranoid_checks_and_repaired() {
     let want: Vec<(&str, u64)> = cases.iter().map(|c| (c.name, c.recovered)).collect();
     assert_eq!(results, want);
 
-    // Known limit: a MANIFEST cut mid-record reads as a torn tail (a crash while appending
-    // its last record), so it opens to an older state, as LevelDB's does; nothing in the
-    // MANIFEST tells the two apart. Pinned here so a future detection shows up; repair still
-    // recovers everything from the tables and the log.
+    // A MANIFEST cut mid-record reads as a torn tail (a crash while appending its last
+    // record): nothing in the MANIFEST tells the two apart, so it opens to an older state, as
+    // LevelDB's does, but not silently: the unused tail, the tables no record mentions and the
+    // log that no longer follows the recovered state (a gap) are reported, and nothing is
+    // replayed past the gap. Repair recovers everything from the tables and the log.
     let copy = damaged(&base, &manifest, truncate(manifest_len / 2));
     let db = Db::open(Arc::new(copy.clone()), "db", options().read_only()).unwrap();
-    assert_eq!(db.scan().unwrap().entries, 285);
+    assert_eq!(db.scan().unwrap().entries, 235);
+    let info = db.recovery_info();
+    assert_eq!(info.dropped_tails.len(), 1, "{info:?}");
+    assert_eq!(info.dropped_tails[0].file, manifest);
+    assert_eq!(
+        info.dropped_tails[0].offset + info.dropped_tails[0].bytes,
+        (manifest_len / 2) as u64
+    );
+    assert!(!info.unreferenced_tables.is_empty(), "{info:?}");
+    assert!(info.gap.is_some(), "{info:?}");
     drop(db);
     assert_eq!(repaired_keys(&copy), ALL);
 }

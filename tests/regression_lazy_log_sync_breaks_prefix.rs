@@ -8,8 +8,8 @@
 //!
 //! What makes the lazy sync safe now: each new log starts with a marker (an empty batch naming
 //! the sequence that follows the old log's last record), and recovery stops at a log whose
-//! marker is beyond where the previous log ended, moving it and every later log into `lost/`
-//! and reporting the gap. Without that check this test fails at the first crash after a switch.
+//! marker is beyond where the previous log ended, parking it and every later log in
+//! `lost/NNNNNN.log.unreplayed` (for `repair`) and reporting the gap. Without that check this test fails at the first crash after a switch.
 //!
 //! Every mutating storage operation of an unsynced workload crossing several memtable switches
 //! is made the crash point, untorn, torn after a few bytes, and "torn" after all of its bytes
@@ -116,7 +116,7 @@ fn an_unsynced_workload_recovers_a_prefix_after_a_crash_at_every_operation() {
                     assert_eq!(info.lost_logs[0].name, gap.log, "{info:?}");
                     for lost in &info.lost_logs {
                         // Kept, not deleted: moved into lost/ whole.
-                        let path = format!("db/lost/{}", lost.name);
+                        let path = format!("db/lost/{}.unreplayed", lost.name);
                         assert!(image.exists(&path), "{path} missing");
                         let size = image.open_random(&path).unwrap().size().unwrap();
                         assert_eq!(size, lost.bytes, "{path}");
@@ -126,7 +126,7 @@ fn an_unsynced_workload_recovers_a_prefix_after_a_crash_at_every_operation() {
                     assert!(info.lost_logs.is_empty());
                 }
                 let j = prefix_len(&db).unwrap_or_else(|e| {
-                    panic!("{policy:?}, crash at op {n}, tear {tear:?}: no prefix: {e}")
+                    panic!("{policy:?}, crash at op {n}, tear {tear:?}: no prefix: {e}; {info:?}; files {:?}", image.list("db"))
                 });
                 // Nothing was synced, so any prefix is allowed, but never more than was written.
                 assert!(j <= acknowledged + 1, "{j} > {acknowledged} + 1");

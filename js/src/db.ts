@@ -61,6 +61,22 @@ export interface ScanResult {
   crc32c: number;
 }
 
+/** What recovery did not use when the database was opened (`db.recovery()`); LevelDB drops
+ * all of this silently. `clean` when there is nothing to say. */
+export interface RecoveryReport {
+  clean: boolean;
+  /** Bytes after the last complete record of the MANIFEST or a log (a torn or damaged tail). */
+  droppedTails: { file: string; offset: number; bytes: number }[];
+  /** Tables on disk the MANIFEST never mentions: kept in place until a repair folds them in. */
+  unreferencedTables: { file: string; bytes: number; entries: number | null }[];
+  /** A log whose first sequence is beyond where the previous one ended (its tail was lost). */
+  gap: { log: string; expected: number; found: number } | null;
+  /** Logs not replayed because of the gap (parked in lost/ by a writable open). */
+  lostLogs: { file: string; bytes: number }[];
+  /** One line per finding, for people. */
+  messages: string[];
+}
+
 export interface Properties {
   filesPerLevel: number[];
   bytesPerLevel: number[];
@@ -212,6 +228,17 @@ export class Db {
 
   async properties(): Promise<Properties> {
     return JSON.parse((await this.call('properties', [])) as string) as Properties;
+  }
+
+  /** The database's dialect as detected at open (its tables' codecs, a level.dat beside it):
+   * what an open without `profile` writes. `profile` is null for an empty database. */
+  async dialect(): Promise<{ profile: 'google' | 'bedrock' | null; reason: string }> {
+    return JSON.parse((await this.call('dialect', [])) as string) as { profile: 'google' | 'bedrock' | null; reason: string };
+  }
+
+  /** What recovery did not use at open (torn tails, unreferenced tables, a gap). */
+  async recovery(): Promise<RecoveryReport> {
+    return JSON.parse((await this.call('recovery', [])) as string) as RecoveryReport;
   }
 
   /** Closes open iterators, releases snapshots and closes the database. Idempotent. */

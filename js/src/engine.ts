@@ -27,6 +27,8 @@ export interface WasmDatabase {
   flush(): void;
   maintenance(): boolean;
   properties(): string;
+  recovery(): string;
+  dialect(): string;
   close(): void;
   free(): void;
   // Bedrock worlds (src/wasm/world.rs).
@@ -77,8 +79,13 @@ export interface EngineOptions {
   errorIfExists?: boolean;
   readOnly?: boolean;
   paranoidChecks?: boolean;
+  /** The dialect to write. Default: the database's own (its tables' codecs, a level.dat beside
+   * it; `db.dialect()` tells), Google's for an empty database. */
   profile?: 'google' | 'bedrock';
   compression?: 'none' | 'snappy' | 'zlib' | 'deflate-raw';
+  /** Allow a codec the database's own dialect cannot read (refused with LEVEL_INVALID_ARGUMENT
+   * otherwise). Default: false. */
+  allowForeignCodec?: boolean;
   cacheSize?: number;
   writeBufferSize?: number;
   blockSize?: number;
@@ -282,6 +289,14 @@ export class Engine {
 
   properties(h: number): string {
     return this.db(h).properties();
+  }
+
+  recovery(h: number): string {
+    return this.db(h).recovery();
+  }
+
+  dialect(h: number): string {
+    return this.db(h).dialect();
   }
 
   worldSummary(h: number): string {

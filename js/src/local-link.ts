@@ -23,6 +23,8 @@ const OPS = new Set([
   'compactRange',
   'flush',
   'properties',
+  'recovery',
+  'dialect',
   'close',
   'openWorld',
   'worldSummary',

@@ -186,6 +186,7 @@ impl DbInner {
             let mut st = self.state.lock().unwrap();
             let n = st.versions.new_file_number();
             st.pending_outputs.insert(n);
+            st.known_tables.insert(n);
             n
         };
         let yield_to_flush = || -> Result<()> {
@@ -254,6 +255,7 @@ impl DbInner {
         let base = st.versions.peek_current().clone();
         let number = st.versions.new_file_number();
         st.pending_outputs.insert(number);
+        st.known_tables.insert(number);
         drop(st);
         sync_point("DbInner::compact_memtable:build");
         let mut it = imm.iter();
@@ -343,12 +345,16 @@ impl DbInner {
                         || number == st.log_file_number
                 }
                 FileType::Descriptor => number >= st.versions.manifest_file_number,
-                FileType::Table | FileType::Temp => live.contains(&number),
+                // A table is deleted only if this database knows it (named by the recovered
+                // MANIFEST or written since the open): never one it cannot account for.
+                FileType::Table => live.contains(&number) || !st.known_tables.contains(&number),
+                FileType::Temp => live.contains(&number),
                 FileType::Current | FileType::DbLock | FileType::InfoLog => true,
             };
             if !keep {
                 if kind == FileType::Table {
                     self.table_cache.evict(number);
+                    st.known_tables.remove(&number);
                 }
                 doomed.push(crate::storage::join(&self.dir, &name));
             }

@@ -15,9 +15,10 @@
 
 mod background;
 pub mod db_iter;
+pub mod dialect;
 pub mod inspect;
 pub mod range;
-mod recovery;
+pub(crate) mod recovery;
 pub mod repair;
 mod write;
 pub mod write_batch;
@@ -27,6 +28,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Condvar, Mutex, Weak};
 
 pub use db_iter::DbIter;
+pub use dialect::Dialect;
 pub use inspect::{TableStats, VerifyReport};
 pub use range::{Bound, KeyRange, RangeIter};
 pub use write_batch::WriteBatch;
@@ -93,9 +95,35 @@ pub struct LogGap {
     pub found: u64,
 }
 
+/// Bytes at the end of a log or MANIFEST that recovery did not use: a record cut by the end of
+/// the file (a torn write), a zero-filled tail, or damage that reads like either. LevelDB drops
+/// these silently; Strata reports them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DroppedTail {
+    pub file: String,
+    /// Where the unused bytes start (just past the last complete record).
+    pub offset: u64,
+    pub bytes: u64,
+}
+
+/// A table file in the folder that the recovered MANIFEST does not name and that this open did
+/// not write: left in place, never deleted by an ordinary open or compaction, until
+/// `repair` folds it back in or the user removes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnreferencedTable {
+    pub file: String,
+    pub bytes: u64,
+    /// Entries in it, when it reads whole.
+    pub entries: Option<u64>,
+}
+
 /// What recovery found, for `info`.
 #[derive(Clone, Debug)]
 pub struct RecoveryInfo {
+    /// Unused tails of the MANIFEST and of the replayed logs.
+    pub dropped_tails: Vec<DroppedTail>,
+    /// Tables on disk that the MANIFEST does not name (kept; see `UnreferencedTable`).
+    pub unreferenced_tables: Vec<UnreferencedTable>,
     /// Where replay stopped to keep recovery a prefix of the history, if it did.
     pub gap: Option<LogGap>,
     /// Logs not replayed because of the gap (moved into `lost/` by a writable open).
@@ -105,6 +133,52 @@ pub struct RecoveryInfo {
     pub next_file_number: u64,
     /// Logs replayed, oldest first.
     pub logs: Vec<ReplayedLog>,
+}
+
+impl RecoveryInfo {
+    /// Whether recovery used everything it found.
+    pub fn is_clean(&self) -> bool {
+        self.dropped_tails.is_empty()
+            && self.unreferenced_tables.is_empty()
+            && self.gap.is_none()
+            && self.lost_logs.is_empty()
+    }
+
+    /// One line per finding, for people (the CLI prints them on stderr).
+    pub fn describe(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for t in &self.dropped_tails {
+            out.push(format!(
+                "{}: {} bytes from offset {} were not used (a record cut by the end of the \
+                 file, or a zeroed or damaged tail)",
+                t.file, t.bytes, t.offset
+            ));
+        }
+        if let Some(g) = &self.gap {
+            out.push(format!(
+                "{}: starts at sequence {} but the log before it ends before {} (its unsynced \
+                 tail was lost): it and later logs were not replayed",
+                g.log, g.found, g.expected
+            ));
+        }
+        for l in &self.lost_logs {
+            out.push(format!(
+                "{}: {} bytes not replayed, kept in lost/ (or in place, read-only)",
+                l.name, l.bytes
+            ));
+        }
+        for t in &self.unreferenced_tables {
+            let entries = t
+                .entries
+                .map_or("unreadable".to_string(), |n| format!("{n} entries"));
+            out.push(format!(
+                "{}: {} bytes, {entries}, not named by the MANIFEST: kept in place; \
+                 `strata repair` folds it back in",
+                t.file, t.bytes
+            ));
+        }
+        out
+    }
 }
 
 /// A manual compaction in progress.
@@ -139,6 +213,11 @@ struct State {
     shutting_down: bool,
     /// Numbers of files being written that are not in a Version yet.
     pending_outputs: HashSet<u64>,
+    /// Tables this database may delete once no Version needs them: those the recovered
+    /// MANIFEST named and those written since the open. A table in the folder that is in
+    /// neither set is someone else's (an edit lost with a torn MANIFEST record, a copy) and is
+    /// never deleted (`RecoveryInfo::unreferenced_tables`).
+    known_tables: HashSet<u64>,
     /// Live snapshots: sequence → count.
     snapshots: BTreeMap<SequenceNumber, usize>,
     manual: Option<ManualCompaction>,
@@ -148,6 +227,7 @@ struct State {
 }
 
 pub(crate) struct DbInner {
+    dialect: Dialect,
     storage: Arc<dyn Storage>,
     dir: String,
     options: Options,
@@ -258,6 +338,11 @@ impl Db {
 
     pub fn recovery_info(&self) -> &RecoveryInfo {
         &self.inner.recovery
+    }
+
+    /// The database's dialect as detected at open, and why (`db::dialect`).
+    pub fn dialect(&self) -> &Dialect {
+        &self.inner.dialect
     }
 
     /// The current Version (live tables per level).

@@ -21,6 +21,7 @@ use crate::version::version_set::{self, VersionSet};
 use crate::version::{TableCache, VersionEdit};
 
 pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Result<DbInner> {
+    let mut options = options;
     let current = filename::current_file_name(dir);
     let lock = if options.read_only {
         if !storage.exists(&current) {
@@ -49,6 +50,20 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
     };
 
     let recovered = version_set::recover(&*storage, dir)?;
+    // The database's own dialect decides what is written (unless the caller chose), and a
+    // codec it cannot read is refused before anything is written.
+    let dialect = {
+        let probe = TableCache::new(storage.clone(), dir, 16, None, options.max_block_size, 0);
+        let logs: Vec<String> = storage
+            .list(dir)?
+            .iter()
+            .filter_map(|n| parse_file_name(n))
+            .filter(|&(n, t)| t == FileType::Log && n >= recovered.log_number)
+            .map(|(n, _)| filename::log_file_name(dir, n))
+            .collect();
+        super::dialect::detect(&*storage, dir, &recovered.version, &probe, &logs)
+    };
+    super::dialect::settle(&mut options, dir, &dialect)?;
     let table_cache = Arc::new(TableCache::new(
         storage.clone(),
         dir,
@@ -67,9 +82,30 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
     let mut edit = VersionEdit::default();
     let mut logs = Vec::new();
 
+    let listing = storage.list(dir)?;
+    // No new file may take the number of any file present (a table the MANIFEST lost track of
+    // must never be overwritten), nor of one archived in lost/.
+    let lost_listing = storage
+        .list(&crate::storage::join(dir, "lost"))
+        .unwrap_or_default();
+    for (n, _) in listing
+        .iter()
+        .chain(lost_listing.iter())
+        .filter_map(|n| parse_file_name(n.strip_suffix(UNREPLAYED).unwrap_or(n)))
+    {
+        versions.mark_file_number_used(n);
+    }
+    let mut dropped_tails = Vec::new();
+    if let Some((offset, bytes)) = recovered.manifest_tail {
+        dropped_tails.push(super::DroppedTail {
+            file: recovered.manifest_name.clone(),
+            offset,
+            bytes,
+        });
+    }
+
     // Logs newer than the MANIFEST's log number (and the previous log, if named), oldest first.
-    let mut numbers: Vec<u64> = storage
-        .list(dir)?
+    let mut numbers: Vec<u64> = listing
         .iter()
         .filter_map(|n| parse_file_name(n))
         .filter(|&(n, t)| {
@@ -85,7 +121,11 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
     // starts with a switch marker (an empty batch, `write.rs`) names it. A marker beyond it
     // means the previous log lost an unsynced tail while this one survived: replay stops
     // there, so recovery yields a prefix of the history.
-    let mut expected: Option<u64> = None;
+    // Before the first log: everything up to the MANIFEST's last sequence is accounted for (a
+    // flushed log's writes are in synced tables, and the MANIFEST's last sequence is at least
+    // the last of them), so a first log whose marker names a later sequence lost its
+    // predecessor's tail too (e.g. the log of a fresh database, written back after it).
+    let mut expected: Option<u64> = Some(recovered.last_sequence + 1);
     let mut dropped_logs = Vec::new();
     let mut gap: Option<LogGap> = None;
     for number in numbers {
@@ -151,6 +191,13 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             dropped_logs.push(number);
             continue;
         }
+        if size > reader.end_of_last_record() {
+            dropped_tails.push(super::DroppedTail {
+                file: name.clone(),
+                offset: reader.end_of_last_record(),
+                bytes: size - reader.end_of_last_record(),
+            });
+        }
         logs.push(ReplayedLog {
             name,
             records,
@@ -158,20 +205,30 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         });
     }
     // Logs after a gap hold writes made after writes the crash lost: replaying them would
-    // break the prefix. They are kept, not deleted: a writable open moves them into `lost/`
-    // (as LevelDB's repair archives what it cannot use), and the recovery report names them.
+    // break the prefix. They are kept, not deleted: a writable open moves them to
+    // `lost/NNNNNN.log.unreplayed`, which `repair` folds back in, and the recovery report
+    // names them. New writes get sequences above all of theirs, so a repair that brings them
+    // back never lets them shadow a newer write.
     let mut lost_logs = Vec::new();
     for number in dropped_logs {
         let path = filename::log_file_name(dir, number);
         let name = base_name(&path).to_string();
-        let bytes = storage
-            .open_random(&path)
-            .and_then(|f| f.size())
-            .unwrap_or(0);
+        let file = storage.open_random(&path)?;
+        let bytes = file.size()?;
+        let mut reader = log::Reader::new(file, name.clone(), true, false);
+        while reader.read_record(&mut record)? {
+            if let Ok(batch) = WriteBatch::from_contents(std::mem::take(&mut record)) {
+                let end = batch.sequence() + (batch.count() as u64).max(1) - 1;
+                versions.last_sequence = versions.last_sequence.max(end);
+                record = batch.into_contents();
+            }
+        }
         if !options.read_only {
             let lost_dir = crate::storage::join(dir, "lost");
             storage.create_dir_all(&lost_dir)?;
-            storage.rename(&path, &crate::storage::join(&lost_dir, &name))?;
+            let parked = crate::storage::join(&lost_dir, &format!("{name}{UNREPLAYED}"));
+            storage.rename(&path, &parked)?;
+            storage.sync_dir(&lost_dir)?;
             storage.sync_dir(dir)?;
         }
         lost_logs.push(ReplayedLog {
@@ -181,7 +238,35 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         });
     }
 
+    // Tables in the folder the MANIFEST never mentions: reported, never deleted.
+    let mut unreferenced_tables = Vec::new();
+    for name in &listing {
+        let Some((number, FileType::Table)) = parse_file_name(name) else {
+            continue;
+        };
+        if recovered.mentioned_tables.contains(&number) {
+            continue; // named, or compacted away by an edit: accounted for
+        }
+        let path = crate::storage::join(dir, name);
+        let bytes = storage
+            .open_random(&path)
+            .and_then(|f| f.size())
+            .unwrap_or(0);
+        let (entries, max_seq) = match count_table_entries(&table_cache, number, bytes) {
+            Some((n, s)) => (Some(n), s),
+            None => (None, 0),
+        };
+        versions.last_sequence = versions.last_sequence.max(max_seq);
+        unreferenced_tables.push(super::UnreferencedTable {
+            file: name.clone(),
+            bytes,
+            entries,
+        });
+    }
+
     let recovery = RecoveryInfo {
+        dropped_tails,
+        unreferenced_tables,
         gap,
         lost_logs,
         manifest: recovered.manifest_name.clone(),
@@ -213,7 +298,11 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
     }
 
     let last_sequence = versions.last_sequence;
+    // This database may delete the tables the MANIFEST named and those this open wrote.
+    let mut known_tables = recovered.mentioned_tables.clone();
+    known_tables.extend(edit.new_files.iter().map(|(_, f)| f.number));
     let inner = DbInner {
+        dialect,
         storage,
         dir: dir.to_string(),
         options,
@@ -232,6 +321,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             bg_error: None,
             shutting_down: false,
             pending_outputs: HashSet::new(),
+            known_tables,
             snapshots: BTreeMap::new(),
             manual: None,
             compactions: 0,
@@ -249,6 +339,33 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         drop(inner.delete_obsolete_files(st));
     }
     Ok(inner)
+}
+
+/// Suffix of a log recovery did not replay, parked in `lost/` for `repair`.
+pub const UNREPLAYED: &str = ".unreplayed";
+
+/// Entries of a table file and its largest sequence, when it reads whole (for the recovery
+/// report, and so that new writes sort after everything in it).
+fn count_table_entries(table_cache: &TableCache, number: u64, size: u64) -> Option<(u64, u64)> {
+    let options = crate::options::ReadOptions {
+        fill_cache: false,
+        ..Default::default()
+    };
+    let mut it = table_cache.iter(number, size, &options).ok()?;
+    use crate::iterator::InternalIterator;
+    let mut n = 0u64;
+    let mut max_seq = 0;
+    it.seek_to_first();
+    while it.valid() {
+        n += 1;
+        if let Some(p) = crate::key::parse_internal_key(it.key()) {
+            max_seq = max_seq.max(p.sequence);
+        }
+        it.next();
+    }
+    it.status().ok()?;
+    table_cache.evict(number);
+    Some((n, max_seq))
 }
 
 /// Writes a memtable replayed from a log as a level-0 table, records it in `edit`, and

@@ -32,6 +32,8 @@ use super::WriteBatch;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RepairReport {
     pub logs_replayed: u64,
+    /// Logs an open had parked in `lost/` (not replayed after a gap), folded back in.
+    pub unreplayed_logs_restored: u64,
     pub log_records: u64,
     pub log_bytes_dropped: u64,
     pub tables: u64,
@@ -46,6 +48,17 @@ pub struct RepairReport {
 pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result<RepairReport> {
     let _lock = storage.lock(&filename::lock_file_name(dir))?;
     let mut report = RepairReport::default();
+    // Logs an open did not replay (they followed a gap in the history) come back first.
+    let lost = join(dir, "lost");
+    for name in storage.list(&lost).unwrap_or_default() {
+        if let Some(log) = name.strip_suffix(super::recovery::UNREPLAYED) {
+            let to = join(dir, log);
+            if !storage.exists(&to) {
+                storage.rename(&join(&lost, &name), &to)?;
+                report.unreplayed_logs_restored += 1;
+            }
+        }
+    }
     let names = storage.list(dir)?;
     let mut logs = Vec::new();
     let mut tables = Vec::new();

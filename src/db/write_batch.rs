@@ -157,6 +157,20 @@ impl WriteBatch {
 
     /// Applies the batch to a memtable with consecutive sequence numbers from `sequence()`.
     /// The batch is checked first, so a damaged batch inserts nothing.
+    /// Calls `f` with every key the batch puts or deletes, in order.
+    pub fn for_each_key(&self, f: impl FnMut(&[u8])) -> Result<()> {
+        struct Keys<F>(F);
+        impl<F: FnMut(&[u8])> BatchHandler for Keys<F> {
+            fn put(&mut self, key: &[u8], _value: &[u8]) {
+                (self.0)(key)
+            }
+            fn delete(&mut self, key: &[u8]) {
+                (self.0)(key)
+            }
+        }
+        self.iterate(&mut Keys(f))
+    }
+
     pub fn insert_into(&self, mem: &MemTable) -> Result<()> {
         struct Count;
         impl BatchHandler for Count {

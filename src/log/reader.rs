@@ -44,6 +44,7 @@ pub struct Reader {
     dropped_bytes: u64,
     dropped_records: u64,
     last_record_offset: u64,
+    end_of_last_record: u64,
 }
 
 impl Reader {
@@ -68,7 +69,15 @@ impl Reader {
             dropped_bytes: 0,
             dropped_records: 0,
             last_record_offset: 0,
+            end_of_last_record: 0,
         }
+    }
+
+    /// File offset just past the last record returned (0 before the first): whatever lies
+    /// beyond it when `read_record` says the log ended was not used (a torn or zero-filled
+    /// tail, which recovery reports).
+    pub fn end_of_last_record(&self) -> u64 {
+        self.end_of_last_record
     }
 
     /// File offset of the last record returned.
@@ -143,6 +152,7 @@ impl Reader {
                             record.clear();
                             record.extend_from_slice(&self.block[payload]);
                             self.last_record_offset = offset;
+                            self.end_of_last_record = self.block_start + self.pos as u64;
                             return Ok(true);
                         }
                         RecordType::First => {
@@ -173,6 +183,7 @@ impl Reader {
                             record.extend_from_slice(&self.block[payload]);
                             if t == RecordType::Last {
                                 self.last_record_offset = record_start;
+                                self.end_of_last_record = self.block_start + self.pos as u64;
                                 return Ok(true);
                             }
                         }

@@ -30,6 +30,12 @@ pub struct RecoveredState {
     pub next_file_number: u64,
     pub last_sequence: SequenceNumber,
     pub compact_pointers: Vec<(usize, Vec<u8>)>,
+    /// Every table number an edit of the MANIFEST added or deleted: tables it accounts for
+    /// (live, or compacted away), which the database may delete once no Version needs them.
+    pub mentioned_tables: std::collections::HashSet<u64>,
+    /// Bytes after the MANIFEST's last complete record that were not used (offset, bytes):
+    /// a record torn by a crash, or damage that reads like one.
+    pub manifest_tail: Option<(u64, u64)>,
 }
 
 /// Accumulates edits into per-level file sets.
@@ -98,6 +104,7 @@ pub fn recover(storage: &dyn Storage, dir: &str) -> Result<RecoveredState> {
     let mut compact_pointers: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
     let mut record = Vec::new();
     let mut records = 0u64;
+    let mut mentioned_tables = std::collections::HashSet::new();
     while reader.read_record(&mut record)? {
         records += 1;
         let edit = VersionEdit::decode(&record).map_err(|e| {
@@ -112,6 +119,8 @@ pub fn recover(storage: &dyn Storage, dir: &str) -> Result<RecoveredState> {
                 .in_file(manifest_name.clone()));
             }
         }
+        mentioned_tables.extend(edit.new_files.iter().map(|(_, f)| f.number));
+        mentioned_tables.extend(edit.deleted_files.iter().map(|&(_, n)| n));
         builder.apply(&edit);
         log_number = edit.log_number.or(log_number);
         prev_log_number = edit.prev_log_number.or(prev_log_number);
@@ -121,6 +130,8 @@ pub fn recover(storage: &dyn Storage, dir: &str) -> Result<RecoveredState> {
             compact_pointers.insert(level, key);
         }
     }
+    let end = reader.end_of_last_record();
+    let manifest_tail = (manifest_size > end).then(|| (end, manifest_size - end));
     let missing = |what: &str| {
         Error::corruption(format!(
             "MANIFEST has no {what} entry ({records} records read)"
@@ -150,6 +161,8 @@ pub fn recover(storage: &dyn Storage, dir: &str) -> Result<RecoveredState> {
         next_file_number: next_file_number.max(max_number + 1),
         last_sequence,
         compact_pointers: compact_pointers.into_iter().collect(),
+        manifest_tail,
+        mentioned_tables,
     })
 }
 

@@ -16,7 +16,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::db::{Bound, KeyRange, RangeIter, Snapshot, WriteBatch};
 use crate::error::{Error, ErrorKind};
-use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::options::{Options, Profile, ReadOptions, WriteOptions};
 use crate::storage::js_host::{JsHostStorage, StorageHost};
 use crate::storage::{MemStorage, Storage};
 use crate::{CompressionType, Db};
@@ -119,10 +119,18 @@ fn opt_bytes(obj: &JsValue, key: &str) -> Result<Option<Vec<u8>>, JsValue> {
 /// Open options from a plain JS object (names as in js/'s `OpenOptions`).
 fn parse_options(obj: &JsValue) -> Result<Options, JsValue> {
     let mut o = match opt_string(obj, "profile")?.as_deref() {
-        None | Some("google") => Options::google(),
+        // No profile: the database's own dialect, detected at open (an empty one: Google's).
+        None => Options {
+            detect_profile: true,
+            ..Options::google()
+        },
+        Some("google") => Options::google(),
         Some("bedrock") => Options::bedrock(),
         Some(p) => return Err(invalid(&format!("unknown profile {p:?}"))),
     };
+    if let Some(b) = opt_bool(obj, "allowForeignCodec")? {
+        o.allow_foreign_codec = b;
+    }
     if let Some(c) = opt_string(obj, "compression")? {
         o.compression = match c.as_str() {
             "none" => CompressionType::None,
@@ -416,6 +424,75 @@ impl Database {
             p.memtable_bytes,
             p.compactions,
             p.flushes
+        ))
+    }
+
+    /// The database's dialect as detected at open, as JSON: `{"profile":"bedrock"|"google"|
+    /// null,"reason":"…"}`.
+    pub fn dialect(&self) -> Result<String, JsValue> {
+        let d = self.db()?.dialect();
+        let profile = match d.profile {
+            Some(Profile::Bedrock) => "\"bedrock\"",
+            Some(Profile::Google) => "\"google\"",
+            None => "null",
+        };
+        Ok(format!(
+            "{{\"profile\":{profile},\"reason\":\"{}\"}}",
+            d.reason.replace('\\', "\\\\").replace('"', "\\\"")
+        ))
+    }
+
+    /// What recovery did not use at open, as JSON (`RecoveryInfo`): unused tails of the
+    /// MANIFEST and logs, tables the MANIFEST never mentions, a gap before a log.
+    pub fn recovery(&self) -> Result<String, JsValue> {
+        let r = self.db()?.recovery_info();
+        let s = |v: &str| format!("\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""));
+        let tails: Vec<String> = r
+            .dropped_tails
+            .iter()
+            .map(|t| {
+                format!(
+                    "{{\"file\":{},\"offset\":{},\"bytes\":{}}}",
+                    s(&t.file),
+                    t.offset,
+                    t.bytes
+                )
+            })
+            .collect();
+        let tables: Vec<String> = r
+            .unreferenced_tables
+            .iter()
+            .map(|t| {
+                format!(
+                    "{{\"file\":{},\"bytes\":{},\"entries\":{}}}",
+                    s(&t.file),
+                    t.bytes,
+                    t.entries.map_or("null".to_string(), |n| n.to_string())
+                )
+            })
+            .collect();
+        let lost: Vec<String> = r
+            .lost_logs
+            .iter()
+            .map(|l| format!("{{\"file\":{},\"bytes\":{}}}", s(&l.name), l.bytes))
+            .collect();
+        let gap = r.gap.as_ref().map_or("null".to_string(), |g| {
+            format!(
+                "{{\"log\":{},\"expected\":{},\"found\":{}}}",
+                s(&g.log),
+                g.expected,
+                g.found
+            )
+        });
+        let messages: Vec<String> = r.describe().iter().map(|m| s(m)).collect();
+        Ok(format!(
+            "{{\"clean\":{},\"droppedTails\":[{}],\"unreferencedTables\":[{}],\"gap\":{},\"lostLogs\":[{}],\"messages\":[{}]}}",
+            r.is_clean(),
+            tails.join(","),
+            tables.join(","),
+            gap,
+            lost.join(","),
+            messages.join(",")
         ))
     }
 

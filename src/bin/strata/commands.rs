@@ -34,8 +34,27 @@ pub fn resolve_db_dir(path: &str) -> String {
 }
 
 fn open_read_only(path: &str) -> Result<Db, CliError> {
-    let dir = resolve_db_dir(path);
-    Ok(Db::open_path(&dir, Options::default().read_only())?)
+    open_db(path, Options::default().read_only())
+}
+
+/// Opens the database at `path` (a world folder resolves to its db/) and says on stderr what
+/// recovery did not use (torn tails, unreferenced tables, logs after a gap), if anything.
+pub fn open_db(path: &str, options: Options) -> Result<Db, CliError> {
+    let db = Db::open_path(&resolve_db_dir(path), options)?;
+    report_recovery(path, db.recovery_info());
+    Ok(db)
+}
+
+/// Prints recovery's findings on stderr (nothing when recovery used everything).
+pub fn report_recovery(path: &str, info: &strata::db::RecoveryInfo) {
+    if info.is_clean() {
+        return;
+    }
+    eprintln!("strata: recovery of {path} did not use everything it found:");
+    for line in info.describe() {
+        eprintln!("  {line}");
+    }
+    eprintln!("  (`strata repair {path}` folds every intact entry back in)");
 }
 
 /// Parses a key given as text or as `0x`-prefixed hex.
@@ -88,7 +107,7 @@ pub fn scan(raw: &[String]) -> CliResult {
         options.readahead_threads = n as usize;
     }
     let start = Instant::now();
-    let db = Db::open_path(&resolve_db_dir(path), options)?;
+    let db = open_db(path, options)?;
     let opened = start.elapsed().as_secs_f64();
     let stats = db.scan()?;
     let secs = start.elapsed().as_secs_f64();
@@ -176,6 +195,13 @@ pub fn info(raw: &[String]) -> CliResult {
     let version = db.version();
     println!("database     {}", db.dir());
     println!("manifest     {}", rec.manifest);
+    let d = db.dialect();
+    let name = match d.profile {
+        Some(strata::Profile::Bedrock) => "bedrock",
+        Some(strata::Profile::Google) => "google",
+        None => "none yet",
+    };
+    println!("dialect      {name} ({})", d.reason);
     println!("last seq     {}", db.last_sequence());
     println!("next file    {}", rec.next_file_number);
     for log in &rec.logs {
@@ -266,16 +292,25 @@ pub fn verify(raw: &[String]) -> CliResult {
     }
 }
 
-/// Options for writing to `path`: the world's dialect unless told otherwise.
+/// Options for writing to `path`: the database's own dialect (detected at open from its
+/// tables and a level.dat beside it) unless `--profile` says otherwise; a codec the database's
+/// dialect cannot read is refused unless `--force-codec`.
 fn write_options(path: &str, args: &Args) -> Result<Options, CliError> {
     let is_world = Path::new(path).join("level.dat").is_file();
     let mut o = match args.value("profile") {
         Some("bedrock") => Options::bedrock(),
         Some("google") => Options::google(),
-        None if is_world => Options::bedrock(),
-        None => Options::google(),
+        None => Options {
+            detect_profile: true,
+            ..if is_world {
+                Options::bedrock()
+            } else {
+                Options::google()
+            }
+        },
         Some(other) => return Err(CliError::Usage(format!("unknown profile {other:?}"))),
     };
+    o.allow_foreign_codec = args.has("force-codec");
     if let Some(c) = args.value("compression") {
         o.compression = CompressionType::from_name(c)
             .filter(|c| *c != CompressionType::Zstd)
@@ -287,14 +322,14 @@ fn write_options(path: &str, args: &Args) -> Result<Options, CliError> {
 const WRITE_FLAGS: &[&str] = &["profile", "compression"];
 
 pub fn put(raw: &[String]) -> CliResult {
-    let args = Args::parse(raw, WRITE_FLAGS, &["sync"])?;
+    let args = Args::parse(raw, WRITE_FLAGS, &["sync", "force-codec"])?;
     let [path, key, value] = args.positionals(&["DB_DIR", "KEY", "VALUE"])? else {
         unreachable!()
     };
     let (key, value) = (parse_key(key)?, parse_key(value)?);
     let mut options = write_options(path, &args)?;
     options.create_if_missing = true;
-    let db = Db::open_path(&resolve_db_dir(path), options)?;
+    let db = open_db(path, options)?;
     let w = WriteOptions {
         sync: args.has("sync"),
         ..Default::default()
@@ -305,12 +340,12 @@ pub fn put(raw: &[String]) -> CliResult {
 }
 
 pub fn delete(raw: &[String]) -> CliResult {
-    let args = Args::parse(raw, WRITE_FLAGS, &["sync"])?;
+    let args = Args::parse(raw, WRITE_FLAGS, &["sync", "force-codec"])?;
     let [path, key] = args.positionals(&["DB_DIR", "KEY"])? else {
         unreachable!()
     };
     let key = parse_key(key)?;
-    let db = Db::open_path(&resolve_db_dir(path), write_options(path, &args)?)?;
+    let db = open_db(path, write_options(path, &args)?)?;
     let w = WriteOptions {
         sync: args.has("sync"),
         ..Default::default()
@@ -321,12 +356,12 @@ pub fn delete(raw: &[String]) -> CliResult {
 }
 
 pub fn compact(raw: &[String]) -> CliResult {
-    let args = Args::parse(raw, WRITE_FLAGS, &[])?;
+    let args = Args::parse(raw, WRITE_FLAGS, &["force-codec"])?;
     let [path] = args.positionals(&["DB_DIR"])? else {
         unreachable!()
     };
     let start = Instant::now();
-    let db = Db::open_path(&resolve_db_dir(path), write_options(path, &args)?)?;
+    let db = open_db(path, write_options(path, &args)?)?;
     db.compact_range(None, None)?;
     let p = db.properties();
     db.close()?;
@@ -340,7 +375,7 @@ pub fn compact(raw: &[String]) -> CliResult {
 }
 
 pub fn repair(raw: &[String]) -> CliResult {
-    let args = Args::parse(raw, WRITE_FLAGS, &[])?;
+    let args = Args::parse(raw, WRITE_FLAGS, &["force-codec"])?;
     let [path] = args.positionals(&["DB_DIR"])? else {
         unreachable!()
     };

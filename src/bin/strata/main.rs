@@ -69,8 +69,10 @@ commands:
   gen-world OUT_DIR [--chunks-x N] [--chunks-z N] [--seed S]
                               write a deterministic synthetic Bedrock world
 
-write options: --profile bedrock|google (default: bedrock for a world folder, else google),
-               --compression none|snappy|zlib|zlib-raw, --sync
+write options: --profile bedrock|google (default: the database's own dialect, detected from
+               its tables and a level.dat beside it; `strata info` shows it),
+               --compression none|snappy|zlib|zlib-raw, --sync, --force-codec (write a codec
+               the database's own dialect cannot read; refused without it)
 
 DB_DIR may be a LevelDB folder or a Bedrock world folder holding level.dat and db/;
 WORLD may also be a .mcworld file (unpacked into memory).";

@@ -34,7 +34,9 @@ fn open_world(path: &str) -> Result<World, CliError> {
         mcworld::import(&bytes, &*mem, "world", ImportLimits::default())?;
         return Ok(World::open(mem, "world")?);
     }
-    Ok(World::open(Arc::new(FsStorage::new()), path)?)
+    let world = World::open(Arc::new(FsStorage::new()), path)?;
+    crate::commands::report_recovery(path, world.db().recovery_info());
+    Ok(world)
 }
 
 fn dimension(args: &Args) -> Result<i32, CliError> {
