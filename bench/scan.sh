@@ -4,7 +4,7 @@
 #
 #   bash bench/scan.sh [--entries N] [--size S] [--runs R] [--world DIR] [--no-build] [--prepare]
 #
-# 1. Generates the world once with Mojang's LevelDB (../shared/tools/gen_bedrock_like.py
+# 1. Generates the world once with Mojang's LevelDB (bench/gen_world.py, the project's own
 #    --verify) into a cache OUTSIDE the repo, ${STRATA_BENCH_CACHE:-$HOME/.cache/strata}:
 #    defaults (5,000,000 entries, ~1 GB on disk) -> bedrock-1g, otherwise bedrock-<entries>.
 #    --size defaults to the same bytes per entry as the 1 GB world (250000 entries -> 51.2M).
@@ -64,7 +64,7 @@ done
 
 PY=${PYTHON:-python3}
 CACHE=${STRATA_BENCH_CACHE:-$HOME/.cache/strata}
-GEN=$REPO/../shared/tools/gen_bedrock_like.py
+GEN=$REPO/bench/gen_world.py
 SCAN_TMP=$(mktemp -d "${TMPDIR:-/tmp}/strata-scan.XXXXXX")
 trap 'rm -rf "$SCAN_TMP"' EXIT
 
@@ -96,8 +96,8 @@ else
   PARTIAL=$CACHE/.partial/$NAME
 
   world_complete() { [ -f "$WORLD/db/CURRENT" ] && grep -q '^verify: entries=' "$GEN_LOG" 2>/dev/null; }
-  generator_running() {  # a gen_bedrock_like.py writing this world (here or in another shell)
-    pgrep -f -- "gen_bedrock_like\.py ($WORLD|$PARTIAL)( |\$)" >/dev/null 2>&1
+  generator_running() {  # a gen_world.py writing this world (here or in another shell)
+    pgrep -f -- "gen_world\.py ($WORLD|$PARTIAL)( |\$)" >/dev/null 2>&1
   }
 
   if ! world_complete && generator_running; then
@@ -109,7 +109,7 @@ else
   fi
   if world_complete; then
     # The log's first line records the options of a generation started by this script.
-    recorded=$(sed -n '1s/^# gen_bedrock_like\.py //p' "$GEN_LOG")
+    recorded=$(sed -n '1s/^# gen_world\.py //p' "$GEN_LOG")
     if [ -n "$recorded" ] && [ "$recorded" != "$GEN_ARGS" ]; then
       die "$WORLD was generated with '$recorded', not '$GEN_ARGS': pass those options, or remove $WORLD and $GEN_LOG"
     fi
@@ -124,9 +124,9 @@ else
     [ -f "$GEN" ] || die "generator not found: $GEN"
     mkdir -p "$CACHE/.partial"
     rm -rf "$PARTIAL"
-    say "generating $WORLD with Mojang's LevelDB ($GEN_ARGS; 250k entries ~30 s, 5M ~6 min)"
+    say "generating $WORLD with Mojang's LevelDB ($GEN_ARGS; 250k entries ~10 s, 5M a few minutes)"
     say "  log: $GEN_LOG"
-    echo "# gen_bedrock_like.py $GEN_ARGS" >"$GEN_LOG"
+    echo "# gen_world.py $GEN_ARGS" >"$GEN_LOG"
     # shellcheck disable=SC2086  # GEN_ARGS is a list of options
     if ! "$PY" "$GEN" "$PARTIAL" $GEN_ARGS --verify >>"$GEN_LOG" 2>&1; then
       tail -n 20 "$GEN_LOG" >&2

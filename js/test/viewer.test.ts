@@ -13,7 +13,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 
 import { openWorld } from '../dist/node.js';
-import { cliPath, repoRoot, tempDir, worlds, worldsDir } from './helpers.js';
+import { cliPath, copyDir, repoRoot, tempDir, worlds, worldsDir } from './helpers.js';
 // @ts-expect-error: plain JS module.
 import { serveDir } from '../../scripts/serve-www.mjs';
 
@@ -169,6 +169,9 @@ describe('world viewer in Chromium', () => {
       ] as const) {
         const shown = await openWith(selector, file);
         expect({ how, ...shown, message: undefined }).toEqual({ how, ...want, message: undefined });
+        // A clean world shows no recovery warning.
+        expect(await page.getAttribute('#recovery-warning', 'data-findings')).toBe('0');
+        expect(await page.isHidden('#recovery-warning')).toBe(true);
         expect(shown.message).toBe(`${chunks} of ${chunks} chunks drawn. Click a chunk to inspect its records.`);
         const pixels = await mapPixels();
         const listed = await inspect(x, z);
@@ -235,6 +238,23 @@ describe('world viewer in Chromium', () => {
     expect(await page.getAttribute('#world-summary', 'data-crc32c')).toBe(String(scan.crc32c));
     expect(await mapPixels()).toBeGreaterThan(10_000);
     await page.screenshot({ path: path.join(artifacts, 'demo-world.png'), fullPage: true });
+  });
+
+  test('a world whose log was cut open shows what recovery did not use', async () => {
+    const dir = path.join(tempDir('viewer-torn'), 'amulet_1_16');
+    copyDir(path.join(worldsDir, 'amulet_1_16'), dir);
+    const db = path.join(dir, 'db');
+    const log = fs.readdirSync(db).find((n) => n.endsWith('.log'))!;
+    const len = fs.statSync(path.join(db, log)).size;
+    fs.truncateSync(path.join(db, log), Math.floor(len / 2) + 5);
+    const shown = await openWith('#open-folder', dir);
+    expect(shown.state).toBe('ready');
+    expect(await page.isHidden('#recovery-warning')).toBe(false);
+    expect(await page.getAttribute('#recovery-warning', 'data-findings')).toBe('1');
+    const text = (await page.textContent('#recovery-warning')) ?? '';
+    expect(text).toContain(`${log}: `);
+    expect(text).toContain('bytes from offset');
+    await page.screenshot({ path: path.join(artifacts, 'recovery-warning.png'), fullPage: true });
   });
 
   test('a .mcworld dropped on the page opens', async () => {

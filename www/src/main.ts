@@ -15,7 +15,14 @@
 // body[data-state] is loading | ready | error; #cancel-work is visible while engine work runs
 // (after a cancel #message reads "Cancelled …").
 
-import { openMcworld, openWorld, terminateWorker, type World, type WorldSummary } from 'strata-level/browser';
+import {
+  openMcworld,
+  openWorld,
+  terminateWorker,
+  type RecoveryReport,
+  type World,
+  type WorldSummary,
+} from 'strata-level/browser';
 
 import { Cancelled, forget, importFolder, importedWorlds } from './imported.js';
 import type { Unzipped } from './unzip.js';
@@ -119,6 +126,30 @@ function say(text: string, kind: 'info' | 'busy' | 'error' = 'info'): void {
   message.textContent = text.charAt(0).toUpperCase() + text.slice(1);
 }
 
+/** What recovery did not use when the world was opened (LevelDB would say nothing): a torn
+ * tail, a table the MANIFEST does not name, a gap before a log. Hidden when clean. */
+function showRecovery(r: RecoveryReport): void {
+  const el = $('recovery-warning');
+  el.hidden = r.clean;
+  el.dataset.findings = String(r.messages.length);
+  if (r.clean) {
+    el.replaceChildren();
+    return;
+  }
+  const head = document.createElement('strong');
+  head.textContent = 'This world was not closed cleanly: recovery did not use everything on disk.';
+  const list = document.createElement('ul');
+  for (const m of r.messages) {
+    const li = document.createElement('li');
+    li.textContent = m;
+    list.append(li);
+  }
+  const hint = document.createElement('p');
+  hint.textContent =
+    'What is shown is what the game would load. `strata repair` (the CLI) folds every intact entry back in; the files are untouched here.';
+  el.replaceChildren(head, list, hint);
+}
+
 function showError(text: string): void {
   say(text, 'error');
   setState('error');
@@ -209,7 +240,9 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     const s = await w.summary();
     const scan = await w.db.scan();
     const props = await w.db.properties();
+    const recovery = await w.db.recovery();
     if (gen !== generation) return;
+    showRecovery(recovery);
     summary = s;
     const dat = s.levelDat;
     $('world-name').textContent = dat?.name ?? label;
