@@ -116,7 +116,9 @@ try {
     rows,
     table,
   };
-  const base = path.join(repo, 'bench/results', `browser-${date}`);
+  const resultsDir = process.env.STRATA_BENCH_SAVE === '1' ? 'bench/results' : (process.env.STRATA_RESULTS_DIR ?? 'target/bench-results');
+  fs.mkdirSync(path.join(repo, resultsDir), { recursive: true });
+  const base = path.join(repo, resultsDir, `browser-${date}`);
   fs.writeFileSync(`${base}.json`, `${JSON.stringify(out, null, 2)}\n`);
   const fmt = (n, d = 0) => (n === null || n === undefined ? '—' : n.toLocaleString('en', { maximumFractionDigits: d, minimumFractionDigits: d }));
   const md = [

@@ -63,7 +63,8 @@ if [ ${#MISSING[@]} -gt 0 ]; then
 fi
 
 OUT=target/bench
-mkdir -p "$OUT" bench/results
+source bench/results_dir.sh
+mkdir -p "$OUT"
 build() { # source binary "compiler flags" "libraries" (rebuilt when the source is newer)
   local src=$1 bin=$2 cc=$3 libs=$4
   if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
@@ -122,7 +123,7 @@ for p in ${PEER_LIST[@]+"${PEER_LIST[@]}"}; do
 done
 
 DATE=$(date -u +%Y-%m-%d)
-python3 - "$OUT/db_bench.jsonl" "bench/results/db_bench-$DATE" "$NUM" "$VERSIONS" "$ROUNDS" <<'PY'
+python3 - "$OUT/db_bench.jsonl" "$RESULTS_DIR/db_bench-$DATE" "$NUM" "$VERSIONS" "$ROUNDS" <<'PY'
 import json, os, platform, re, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 base, num, rounds = sys.argv[2], int(sys.argv[3]), int(sys.argv[5])

@@ -31,5 +31,5 @@ major=$(uname -r | cut -d. -f1)
 pre=bench/node/node_modules/leveldb-zlib/prebuilds
 [ -e "$pre/linux-$major-x64" ] || cp -r "$pre/linux-5-x64" "$pre/linux-$major-x64"
 date=$(date -u +%Y-%m-%d)
-mkdir -p bench/results
-node bench/node/bench.mjs --world "$WORLD" --num "$NUM" --out "bench/results/node-$date.json" | tee "bench/results/node-$date.md"
+source bench/results_dir.sh
+node bench/node/bench.mjs --world "$WORLD" --num "$NUM" --out "$RESULTS_DIR/node-$date.json" | tee "$RESULTS_DIR/node-$date.md"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `npm run bench`: every benchmark, each against its peers in the same run.
+# `npm run bench`: every benchmark, each against its peers in the same run. Reports go to
+# target/bench-results/ (bench/results_dir.sh); `npm run bench:save` writes bench/results/.
 #   bench/scan.sh      the Bedrock scan, Strata vs Mojang's LevelDB (options pass through,
 #                      e.g. `npm run bench -- --entries 250000 --size 51.2M`)
 #   bench/db_bench.sh  db_bench workloads, Strata vs Google's LevelDB (STRATA_DB_BENCH_NUM)
@@ -9,4 +10,4 @@ cd "$(dirname "$0")/.."
 bash bench/scan.sh "$@"
 bash bench/db_bench.sh --num="${STRATA_DB_BENCH_NUM:-1000000}" --no-build
 bash bench/node.sh --num "${STRATA_DB_BENCH_NUM:-1000000}"
-node bench/browser.mjs   # the benchmark page in headless Chromium (Strata over OPFS vs IndexedDB): bench/results/browser-<date>.*
+node bench/browser.mjs   # the benchmark page in headless Chromium (Strata over OPFS vs IndexedDB): browser-<date>.*

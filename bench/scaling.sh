@@ -37,7 +37,8 @@ for n in "${SIZES[@]}"; do
   done
 done
 
-python3 - "$JSONL" "bench/results/scaling-$(date -u +%Y-%m-%d)" <<'PY'
+source bench/results_dir.sh
+python3 - "$JSONL" "$RESULTS_DIR/scaling-$(date -u +%Y-%m-%d)" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 base = sys.argv[2]

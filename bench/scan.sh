@@ -249,8 +249,8 @@ say "inflate floor: every compressed data block, each decoder, one core (bench/i
 
 # ---------------------------------------------------------------------------------------------
 # 4. Check, report, record.
-mkdir -p bench/results
-RESULT=bench/results/scan-$(date -u +%F)-$NAME.json
+source bench/results_dir.sh
+RESULT=$RESULTS_DIR/scan-$(date -u +%F)-$NAME.json
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -n "$(git status --porcelain -- src Cargo.toml Cargo.lock 2>/dev/null)" ] && COMMIT="$COMMIT+dirty"
 CPU=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)

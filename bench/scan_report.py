@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Report of one bench/scan.sh run: checks that every engine gave the same figures (and the
 generator's, when known), prints a table with ratios against Mojang's LevelDB and the issue's
-targets, and writes bench/results/scan-<date>-<world>.{json,md,svg}.
+targets, and writes $RESULTS_DIR/scan-<date>-<world>.{json,md,svg} (bench/results_dir.sh).
 
 Reads what bench/scan.sh left in $SCAN_TMP (<engine>.<run>.json, <engine>.usage,
 inflate.json) and its environment (RESULT, NAME, ENGINES, ...). Not meant to be run by hand.

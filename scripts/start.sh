@@ -7,7 +7,7 @@
 #   3. strata info and strata verify on it
 #   4. the scan comparison (bench/scan.sh): Strata native (every core, one thread), Strata wasm
 #      in Node, Mojang's LevelDB, rusty-leveldb: identical figures, seconds, entries/s, MB/s,
-#      peak RSS, the inflate floor; results in bench/results/
+#      peak RSS, the inflate floor; reports in target/bench-results/ (never in the checkout)
 #   5. put/get natively: db_bench workloads through `strata bench` (200,000 entries)
 #   6. put/get and scan in Node: the npm package against classic-level and leveldb-zlib
 #      (bench/node.sh, 200,000 entries)

@@ -3,6 +3,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+
+# The real worlds (../shared/worlds or $STRATA_WORLDS): a clone with nothing beside it has none,
+# and the suites that read them say they are skipped; under CI they must be there.
+WORLDS=${STRATA_WORLDS:-$(cd .. && pwd)/shared/worlds}
+worlds_banner() {
+  if [ ! -f "$WORLDS/MANIFEST.tsv" ]; then
+    echo "!!! SKIPPED: the real Bedrock worlds are not at $WORLDS (set STRATA_WORLDS):"
+    echo "!!!   every test that reads them says SKIPPED and checks nothing; everything else runs."
+  fi
+}
+if [ ! -f "$WORLDS/MANIFEST.tsv" ] && [ -n "${CI:-}" ]; then
+  echo "CI: the real worlds are missing at $WORLDS" >&2
+  exit 1
+fi
+worlds_banner
+trap worlds_banner EXIT
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

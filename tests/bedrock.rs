@@ -123,6 +123,11 @@ const CHUNKS: [(&str, [usize; 3]); 15] = [
 
 #[test]
 fn key_summary_totals_match_the_manifest_and_chunk_counts_match_raw_keys() {
+    if common::skip_without_worlds(
+        "key_summary_totals_match_the_manifest_and_chunk_counts_match_raw_keys",
+    ) {
+        return;
+    }
     let all = worlds();
     assert_eq!(all.len(), CHUNKS.len());
     for w in &all {
@@ -147,6 +152,9 @@ fn key_summary_totals_match_the_manifest_and_chunk_counts_match_raw_keys() {
 
 #[test]
 fn key_kinds_of_one_world() {
+    if common::skip_without_worlds("key_kinds_of_one_world") {
+        return;
+    }
     let s = keys::summarize(open("amulet_1_18_vanilla").db()).unwrap();
     let row = |l: &str| {
         s.by_kind
@@ -164,6 +172,9 @@ fn key_kinds_of_one_world() {
 
 #[test]
 fn level_dat_fields() {
+    if common::skip_without_worlds("level_dat_fields") {
+        return;
+    }
     let dat = open("amulet_1_18_vanilla").level_dat().unwrap().unwrap();
     assert_eq!(dat.storage_version, 8);
     assert_eq!(dat.name.as_deref(), Some("1.18.0"));
@@ -198,6 +209,9 @@ fn level_dat_fields() {
 
 #[test]
 fn maps_of_data3d_data2d_and_legacy_terrain_worlds() {
+    if common::skip_without_worlds("maps_of_data3d_data2d_and_legacy_terrain_worlds") {
+        return;
+    }
     // (world, chunks, scale, opaque pixels)
     let cases = [
         // Data3D and Data2D: every column of every chunk is drawn.
@@ -241,6 +255,9 @@ fn maps_of_data3d_data2d_and_legacy_terrain_worlds() {
 
 #[test]
 fn surface_blocks_of_a_real_chunk() {
+    if common::skip_without_worlds("surface_blocks_of_a_real_chunk") {
+        return;
+    }
     let world = open("amulet_1_18_vanilla");
     let tops = surface_blocks(world.db(), 0, 0, 0).unwrap();
     assert!(tops.iter().all(Option::is_some));
@@ -258,6 +275,9 @@ fn mcworld_bytes(name: &str) -> Vec<u8> {
 
 #[test]
 fn every_mcworld_imports_into_memory_and_scans_to_the_manifest() {
+    if common::skip_without_worlds("every_mcworld_imports_into_memory_and_scans_to_the_manifest") {
+        return;
+    }
     let mut seen = 0;
     for w in worlds() {
         let path = worlds_dir().join(format!("{}.mcworld", w.name));
@@ -295,6 +315,9 @@ fn zip_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
 
 #[test]
 fn nested_world_folder_is_found() {
+    if common::skip_without_worlds("nested_world_folder_is_found") {
+        return;
+    }
     let mut src =
         zip::ZipArchive::new(std::io::Cursor::new(mcworld_bytes("rbedrock_example3"))).unwrap();
     let mut entries = Vec::new();
@@ -325,6 +348,9 @@ fn nested_world_folder_is_found() {
 
 #[test]
 fn hostile_zips_are_refused() {
+    if common::skip_without_worlds("hostile_zips_are_refused") {
+        return;
+    }
     let mem = MemStorage::new();
     let limits = ImportLimits::default();
     let err = |zip: &[u8], limits: ImportLimits| import(zip, &mem, "h", limits).unwrap_err();
@@ -456,6 +482,9 @@ fn mutate(rng: &mut Rng, v: &[u8]) -> Vec<u8> {
 
 #[test]
 fn mutated_values_never_panic_and_allocate_within_a_bound() {
+    if common::skip_without_worlds("mutated_values_never_panic_and_allocate_within_a_bound") {
+        return;
+    }
     let (nbts, subchunks, data3d) = real_values();
     assert!(nbts.len() >= 9 && subchunks.len() == 9 && data3d.len() == 4);
     // The originals decode.
@@ -602,6 +631,9 @@ fn strata(args: &[&str]) -> (bool, String) {
 
 #[test]
 fn cli_world_commands() {
+    if common::skip_without_worlds("cli_world_commands") {
+        return;
+    }
     let w = worlds_dir();
     let path = |n: &str| w.join(n).to_string_lossy().into_owned();
     assert_eq!(

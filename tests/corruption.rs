@@ -268,6 +268,9 @@ fn decompression_bombs_are_refused() {
 
 #[test]
 fn hostile_input_gives_data_or_corruption_never_a_crash() {
+    if common::skip_without_worlds("hostile_input_gives_data_or_corruption_never_a_crash") {
+        return;
+    }
     decompression_bombs_are_refused();
     flip_bytes_in_each_kind_of_file();
 }

@@ -410,6 +410,9 @@ const SEEDS: [(&str, usize); 7] = [
 
 #[test]
 fn fuzz_targets_survive_the_seed_corpus_and_its_mutations() {
+    if common::skip_without_worlds("fuzz_targets_survive_the_seed_corpus_and_its_mutations") {
+        return;
+    }
     let start = Instant::now();
     let corpus = build_corpus();
     eprintln!("corpus built in {:.1?}", start.elapsed());
@@ -484,6 +487,9 @@ fn fuzz_targets_survive_the_seed_corpus_and_its_mutations() {
 /// in each world's log match MANIFEST.tsv's "log P put/D del".
 #[test]
 fn log_seeds_hold_the_batches_manifest_tsv_counts() {
+    if common::skip_without_worlds("log_seeds_hold_the_batches_manifest_tsv_counts") {
+        return;
+    }
     let notes = std::fs::read_to_string(worlds_dir().join("MANIFEST.tsv")).unwrap();
     let mut checked = 0;
     for w in worlds() {

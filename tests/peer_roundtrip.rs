@@ -130,6 +130,9 @@ fn google_profile_opens_in_googles_leveldb() {
 
 #[test]
 fn worlds_modified_by_strata_read_back_in_mojangs_leveldb() {
+    if common::skip_without_worlds("worlds_modified_by_strata_read_back_in_mojangs_leveldb") {
+        return;
+    }
     for world in common::worlds() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("db");

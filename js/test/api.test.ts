@@ -8,7 +8,7 @@ import { ClassicLevel } from 'classic-level';
 import { describe, expect, test } from 'vitest';
 
 import { open } from '../dist/node.js';
-import { cli, copyDir, Crc, tempDir, worlds, worldsDir } from './helpers.js';
+import { cli, copyDir, Crc, tempDir, worlds, worldsDir, worldTest } from './helpers.js';
 // @ts-expect-error: plain JS module shared with the browser test.
 import { conformance } from './shared/conformance.mjs';
 
@@ -185,7 +185,7 @@ describe('bad input gives documented codes', () => {
     await again.close();
   });
 
-  test('a corrupted world reports LEVEL_CORRUPTION with the file', async () => {
+  worldTest('a corrupted world reports LEVEL_CORRUPTION with the file', async () => {
     const w = worlds().find((r) => r.name === 'amulet_1_16')!;
     const dir = tempDir('corrupt');
     copyDir(path.join(worldsDir, w.name, 'db'), dir);

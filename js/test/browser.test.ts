@@ -7,7 +7,7 @@ import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 
-import { tempDir, worlds, worldsDir } from './helpers.js';
+import { tempDir, worlds, worldsDir, worldTest } from './helpers.js';
 // @ts-expect-error: plain JS module.
 import { serve } from './browser/server.mjs';
 
@@ -58,7 +58,7 @@ afterAll(async () => {
 });
 
 describe('browser (dedicated worker)', () => {
-  test('every shared world copied into OPFS gives the manifest figures', async () => {
+  worldTest('every shared world copied into OPFS gives the manifest figures', async () => {
     for (const w of worlds()) {
       const r = await run<{ bytes: number; entries: number; keyBytes: number; valueBytes: number; crc32c: number; scan: object }>(
         page,
@@ -77,7 +77,7 @@ describe('browser (dedicated worker)', () => {
     }
   });
 
-  test('a world picked with the folder picker opens read-only in place', async () => {
+  worldTest('a world picked with the folder picker opens read-only in place', async () => {
     const w = worlds().find((r) => r.name === 'amulet_1_18_vanilla')!;
     const dir = path.join(tempDir('picked'), w.name);
     fs.mkdirSync(dir);

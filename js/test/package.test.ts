@@ -5,11 +5,11 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { expect, test } from 'vitest';
+import { expect } from 'vitest';
 
-import { tempDir, worlds, worldsDir } from './helpers.js';
+import { tempDir, worlds, worldsDir, worldTest } from './helpers.js';
 
-test('npm pack installs into an empty project and scans a world', () => {
+worldTest('npm pack installs into an empty project and scans a world', () => {
   const work = tempDir('pack');
   const out = execFileSync('npm', ['pack', '--pack-destination', work, '--json'], { encoding: 'utf8' });
   const info = JSON.parse(out)[0] as { filename: string; files: Array<{ path: string }> };

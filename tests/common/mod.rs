@@ -8,18 +8,50 @@ use strata::{ScanStats, Storage};
 
 pub mod watchdog;
 
-/// `../shared/worlds` beside the repository (or `$STRATA_WORLDS`). Missing data is a test
-/// failure, never a silent skip.
-pub fn worlds_dir() -> PathBuf {
-    let dir = std::env::var_os("STRATA_WORLDS")
+/// Where the real worlds are: `../shared/worlds` beside the repository, or `$STRATA_WORLDS`.
+fn worlds_path() -> PathBuf {
+    std::env::var_os("STRATA_WORLDS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/worlds"));
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/worlds"))
+}
+
+/// `../shared/worlds` beside the repository (or `$STRATA_WORLDS`). Tests that read them start
+/// with `skip_without_worlds`; reaching here without them is a test failure.
+pub fn worlds_dir() -> PathBuf {
+    let dir = worlds_path();
     assert!(
         dir.join("MANIFEST.tsv").is_file(),
         "real worlds not found at {} (set STRATA_WORLDS)",
         dir.display()
     );
     dir
+}
+
+/// True when the real worlds are missing (a clone with nothing beside it): the calling test
+/// then says so on stderr, loudly, and returns without checking anything. Under CI (`CI` set)
+/// the worlds must be there: their absence fails the test instead.
+pub fn skip_without_worlds(test: &str) -> bool {
+    let dir = worlds_path();
+    if dir.join("MANIFEST.tsv").is_file() {
+        return false;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI: the real worlds are missing at {} (set STRATA_WORLDS)",
+        dir.display()
+    );
+    let line = format!(
+        "!!! SKIPPED {test}: the real worlds are not at {} (set STRATA_WORLDS)\n",
+        dir.display()
+    );
+    // Straight to file descriptor 2: the test harness captures eprintln! of passing tests.
+    // SAFETY: writes `line`'s initialized bytes to stderr; `line` outlives the call.
+    #[allow(unsafe_code)]
+    let written = unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
+    if written < 0 {
+        eprint!("{line}");
+    }
+    true
 }
 
 #[derive(Clone, Debug)]
