@@ -382,7 +382,10 @@ mod tests {
             ("a,2:3,4", "\"a\" is not a chunk coordinate"),
             ("1,2:3,4:5,6", "more than two corners"),
             ("1,2;;3,4", "rectangle 2 is empty"),
-            ("3000000000,0:1,1", "\"3000000000\" is not a chunk coordinate"),
+            (
+                "3000000000,0:1,1",
+                "\"3000000000\" is not a chunk coordinate",
+            ),
         ] {
             let e = Selection::parse(bad).unwrap_err().to_string();
             assert!(e.contains(says), "{bad:?}: {e}");
@@ -401,7 +404,10 @@ mod tests {
         assert_eq!(chunk_shape(&k13), Some((5, -2, 1)));
         k13[8] = 3;
         assert_eq!(chunk_shape(&k13), None);
-        assert_eq!(chunk_shape(b"mVillages"), Some((0x6c69_566d, 0x6567_616c, 0)));
+        assert_eq!(
+            chunk_shape(b"mVillages"),
+            Some((0x6c69_566d, 0x6567_616c, 0))
+        );
         assert_eq!(
             digest_chunk(b"digp\x01\0\0\0\xfe\xff\xff\xff"),
             Some((1, -2, 0))

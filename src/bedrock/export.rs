@@ -39,7 +39,8 @@ fn is_lock(name: &str) -> bool {
 pub fn world_files(storage: &dyn Storage, root: &str) -> Result<Vec<String>> {
     let mut out = Vec::new();
     walk(storage, root, "", &mut out, 0)?;
-    if storage.exists(&storage::join(root, "db/CURRENT")) && !out.iter().any(|f| f.starts_with("db/"))
+    if storage.exists(&storage::join(root, "db/CURRENT"))
+        && !out.iter().any(|f| f.starts_with("db/"))
     {
         walk(storage, &storage::join(root, "db"), "db/", &mut out, 1)?;
     }
@@ -47,9 +48,17 @@ pub fn world_files(storage: &dyn Storage, root: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
-fn walk(storage: &dyn Storage, dir: &str, rel: &str, out: &mut Vec<String>, depth: usize) -> Result<()> {
+fn walk(
+    storage: &dyn Storage,
+    dir: &str,
+    rel: &str,
+    out: &mut Vec<String>,
+    depth: usize,
+) -> Result<()> {
     if depth > 16 {
-        return Err(Error::invalid_argument(format!("{dir}: folders nested too deep")));
+        return Err(Error::invalid_argument(format!(
+            "{dir}: folders nested too deep"
+        )));
     }
     let mut names = storage.list(dir)?;
     names.sort();
@@ -103,7 +112,11 @@ pub fn compact(storage: Arc<dyn Storage>, root: &str) -> Result<()> {
 }
 
 /// Zips the world at `root` of `storage` into `out` as a `.mcworld`.
-pub fn write_zip<W: Write + Seek>(storage: &dyn Storage, root: &str, out: W) -> Result<ExportReport> {
+pub fn write_zip<W: Write + Seek>(
+    storage: &dyn Storage,
+    root: &str,
+    out: W,
+) -> Result<ExportReport> {
     let bare = db_dir_of(storage, root) == root;
     let mut zip = zip::ZipWriter::new(out);
     let mut report = ExportReport::default();

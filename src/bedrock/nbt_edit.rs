@@ -17,12 +17,28 @@ use crate::{Db, ReadOptions, WriteOptions};
 pub const LEVEL_DAT: &str = "level.dat";
 
 /// The SNBT of the value of `key`; `None` when the key is absent; `Corruption` when the
-/// value is not NBT.
+/// value is not NBT, or is not exactly reproducible from text (see `editable_roots`).
 pub fn record_snbt(db: &Db, key: &[u8]) -> Result<Option<String>> {
     let Some(v) = db.get(&ReadOptions::default(), key)? else {
         return Ok(None);
     };
-    Ok(Some(snbt::to_snbt(&nbt::read_all(&v)?)))
+    Ok(Some(snbt::to_snbt(&editable_roots(&v)?)))
+}
+
+/// The root tags of `data` when writing them again gives exactly `data`. NBT strings are
+/// decoded as UTF-8 (lossily); a value holding a string that is not UTF-8 — in practice a
+/// binary record that parses as NBT by accident, such as some SubChunkPrefix values — cannot
+/// be printed as text and read back unchanged, so it is refused instead of being shown (and
+/// then saved) altered.
+pub fn editable_roots(data: &[u8]) -> Result<Vec<nbt::Root>> {
+    let roots = nbt::read_all(data)?;
+    if snbt::encode(&roots) != data {
+        return Err(Error::corruption(
+            "nbt: this value does not survive NBT -> text -> NBT unchanged (a string that is \
+             not UTF-8: probably not an NBT record); not shown as SNBT",
+        ));
+    }
+    Ok(roots)
 }
 
 /// What a write of SNBT did.
@@ -80,11 +96,13 @@ pub fn split_level_dat(data: &[u8]) -> Result<(i32, &[u8])> {
 pub fn level_dat_snbt(storage: &dyn Storage, root: &str) -> Result<String> {
     let path = storage::join(root, LEVEL_DAT);
     if !storage.exists(&path) {
-        return Err(Error::not_found(format!("{path}: the world has no level.dat")));
+        return Err(Error::not_found(format!(
+            "{path}: the world has no level.dat"
+        )));
     }
     let data = storage::read_all(storage, &path)?;
     let (_, body) = split_level_dat(&data)?;
-    Ok(snbt::to_snbt(&nbt::read_all(body)?))
+    Ok(snbt::to_snbt(&editable_roots(body)?))
 }
 
 /// The bytes of a level.dat: header (storage version, body length) and the roots.

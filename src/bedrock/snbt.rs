@@ -270,7 +270,12 @@ impl Parser<'_> {
     fn err(&self, msg: impl std::fmt::Display) -> Error {
         let before = &self.text[..self.pos];
         let line = before.matches('\n').count() + 1;
-        let column = before.rfind('\n').map_or(before, |i| &before[i + 1..]).chars().count() + 1;
+        let column = before
+            .rfind('\n')
+            .map_or(before, |i| &before[i + 1..])
+            .chars()
+            .count()
+            + 1;
         Error::invalid_argument(format!(
             "snbt: line {line}, column {column} (offset {}): {msg}",
             self.pos
@@ -440,21 +445,22 @@ impl Parser<'_> {
         if !word.is_empty() && self.peek() == Some(';') {
             self.pos += 1;
             return match word.as_str() {
-                "B" => self.array(|t| match t {
-                    Tag::Byte(v) => Some(Tag::Byte(v)),
-                    Tag::Int(v) => i8::try_from(v).ok().map(Tag::Byte),
-                    _ => None,
-                })
-                .map(|v| {
-                    Tag::ByteArray(
-                        v.into_iter()
-                            .map(|t| match t {
-                                Tag::Byte(b) => b as u8,
-                                _ => 0,
-                            })
-                            .collect(),
-                    )
-                }),
+                "B" => self
+                    .array(|t| match t {
+                        Tag::Byte(v) => Some(Tag::Byte(v)),
+                        Tag::Int(v) => i8::try_from(v).ok().map(Tag::Byte),
+                        _ => None,
+                    })
+                    .map(|v| {
+                        Tag::ByteArray(
+                            v.into_iter()
+                                .map(|t| match t {
+                                    Tag::Byte(b) => b as u8,
+                                    _ => 0,
+                                })
+                                .collect(),
+                        )
+                    }),
                 "I" => self
                     .array(|t| matches!(t, Tag::Int(_)).then_some(t))
                     .map(|v| {
@@ -563,14 +569,24 @@ fn numeric_start(s: &str) -> bool {
     s.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.'))
 }
 
-fn int_of<T: std::str::FromStr>(digits: &str, token: &str, kind: &str) -> std::result::Result<T, String> {
+fn int_of<T: std::str::FromStr>(
+    digits: &str,
+    token: &str,
+    kind: &str,
+) -> std::result::Result<T, String> {
     digits
         .parse::<T>()
         .map_err(|_| format!("{token:?} is not a {kind} (an integer in the {kind} range)"))
 }
 
-fn float_of<T: std::str::FromStr>(digits: &str, token: &str, kind: &str) -> std::result::Result<T, String> {
-    let ok = digits.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))
+fn float_of<T: std::str::FromStr>(
+    digits: &str,
+    token: &str,
+    kind: &str,
+) -> std::result::Result<T, String> {
+    let ok = digits
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))
         && digits.bytes().any(|b| b.is_ascii_digit());
     ok.then(|| digits.parse::<T>().ok())
         .flatten()
@@ -628,7 +644,10 @@ fn scalar(token: &str) -> std::result::Result<Tag, String> {
             _ => {}
         }
     }
-    if token.bytes().all(|b| b.is_ascii_digit() || b == b'-' || b == b'+') {
+    if token
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b == b'-' || b == b'+')
+    {
         return int_of::<i32>(token, token, "int")
             .map(Tag::Int)
             .map_err(|e| format!("{e}; add L for a long"));
@@ -679,10 +698,7 @@ mod tests {
         assert_eq!(parse_tag("true").unwrap(), Tag::Byte(1));
         assert_eq!(parse_tag("1e5").unwrap(), Tag::Double(1e5));
         assert_eq!(parse_tag("minecraft:stone").is_err(), true);
-        assert_eq!(
-            parse_tag("stone").unwrap(),
-            Tag::String("stone".into())
-        );
+        assert_eq!(parse_tag("stone").unwrap(), Tag::String("stone".into()));
         assert_eq!(parse_tag("'it''s'").is_err(), true);
         assert_eq!(
             parse_tag(r"'a\'b\u00e9'").unwrap(),
@@ -749,7 +765,10 @@ mod tests {
                 "ll".into(),
                 Tag::List(
                     nbt::TAG_LIST,
-                    vec![Tag::List(nbt::TAG_STRING, vec![]), Tag::List(nbt::TAG_END, vec![])],
+                    vec![
+                        Tag::List(nbt::TAG_STRING, vec![]),
+                        Tag::List(nbt::TAG_END, vec![]),
+                    ],
                 ),
             ),
             (
@@ -764,17 +783,29 @@ mod tests {
             (String::new(), Tag::String("x".into())),
             (String::new(), Tag::Int(3)),
         ]);
-        round_trip(&[(String::new(), Tag::String("a".into())), ("".into(), Tag::String("b".into()))]);
+        round_trip(&[
+            (String::new(), Tag::String("a".into())),
+            ("".into(), Tag::String("b".into())),
+        ]);
     }
 
     #[test]
     fn errors_name_the_position() {
         for (text, says) in [
             ("", "line 1, column 1 (offset 0): empty text"),
-            ("{a:1,", "line 1, column 6 (offset 5): expected a name or '}'"),
-            ("{\n  a: 1\n  b: 2}", "line 3, column 3 (offset 11): expected ',' or '}'"),
+            (
+                "{a:1,",
+                "line 1, column 6 (offset 5): expected a name or '}'",
+            ),
+            (
+                "{\n  a: 1\n  b: 2}",
+                "line 3, column 3 (offset 11): expected ',' or '}'",
+            ),
             ("{a:300b}", "offset 3): \"300b\" is not a byte"),
-            ("[1, 2L]", "offset 4): list element 2 is a long, the list holds int"),
+            (
+                "[1, 2L]",
+                "offset 4): list element 2 is a long, the list holds int",
+            ),
             ("[B; 1, 2L]", "offset 7): \"2L\" does not fit"),
             ("[Q; 1]", "unknown array or list type \"Q\""),
             ("\"abc", "unterminated string"),
@@ -788,6 +819,9 @@ mod tests {
             assert!(e.contains(says), "{text:?}: {e}");
         }
         let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
-        assert!(parse(&deep).unwrap_err().to_string().contains("nesting deeper than"));
+        assert!(parse(&deep)
+            .unwrap_err()
+            .to_string()
+            .contains("nesting deeper than"));
     }
 }
