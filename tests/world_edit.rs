@@ -622,3 +622,256 @@ fn an_edit_of_one_tag_changes_exactly_that_tag() {
     let mojang = mojang_entries(&root.join("db"));
     assert!(mojang[&key.to_vec()] == after);
 }
+
+// ---- the CLI: strata world delete-chunks | prune | nbt | set-nbt | export
+
+fn strata(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn unzip(zip: &Path, dest: &Path) -> Vec<String> {
+    let o = Command::new("python3")
+        .args(["-c", "import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\nz.extractall(sys.argv[2])\nprint('\\n'.join(f'{i.filename} {i.compress_type}' for i in z.infolist()))"])
+        .arg(zip)
+        .arg(dest)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// Every file of a tree with its bytes.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().into_string().unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            for (k, v) in tree(&entry.path()) {
+                out.insert(format!("{name}/{k}"), v);
+            }
+        } else {
+            out.insert(name, std::fs::read(entry.path()).unwrap());
+        }
+    }
+    out
+}
+
+#[test]
+fn cli_prune_a_mcworld_then_edit_level_dat_then_export() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = |n: &str| tmp.path().join(n).to_str().unwrap().to_string();
+    let src_zip = common::worlds_dir().join("rbedrock_example3.mcworld");
+    let zip_before = std::fs::read(&src_zip).unwrap();
+    let before = strata_entries(&common::worlds_dir().join("rbedrock_example3/db"));
+    let keep = Selection::parse("-2,-2:2,2").unwrap();
+    let (keys, entities) = doomed_keys(&before, 0, |x, z| !keep.contains(x, z));
+    let want = minus(&before, &keys);
+    assert_eq!((keys.len(), entities), (249, 7));
+
+    // A .mcworld needs --out; it is never rewritten.
+    let src = src_zip.to_str().unwrap();
+    let (code, _, err) = strata(&[
+        "world",
+        "prune",
+        src,
+        "--dimension",
+        "0",
+        "--keep",
+        "-2,-2:2,2",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("is a .mcworld, which is never rewritten"),
+        "{err}"
+    );
+    let (code, out, err) = strata(&[
+        "world",
+        "prune",
+        src,
+        "--dimension",
+        "0",
+        "--keep",
+        "-2,-2:2,2",
+        "--out",
+        &t("p.mcworld"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("17 chunks of dimension 0 deleted (249 records, 436654 bytes, 7 entities), 7 chunks left"),
+        "{out}"
+    );
+    assert!(std::fs::read(&src_zip).unwrap() == zip_before);
+    let entries = unzip(
+        tmp.path().join("p.mcworld").as_path(),
+        &tmp.path().join("p"),
+    );
+    // Tables stored (8 = deflated, 0 = stored), the rest deflated.
+    assert!(entries.iter().any(|e| e.ends_with(".ldb 0")), "{entries:?}");
+    assert!(entries.contains(&"level.dat 8".to_string()), "{entries:?}");
+    assert!(
+        entries.contains(&"levelname.txt 8".to_string()),
+        "{entries:?}"
+    );
+    assert_entries(
+        &mojang_entries(&tmp.path().join("p/db")),
+        &want,
+        "pruned .mcworld",
+    );
+
+    // level.dat through SNBT: print, edit one field, write into a new .mcworld.
+    let (code, text, err) = strata(&["world", "nbt", &t("p.mcworld"), "level.dat"]);
+    assert_eq!(code, 0, "{err}");
+    let edited = replace_line(&text, "LevelName:", "LevelName: \"Pruned by Strata\",");
+    std::fs::write(t("level.snbt"), &edited).unwrap();
+    let (code, out, err) = strata(&[
+        "world",
+        "set-nbt",
+        &t("p.mcworld"),
+        "level.dat",
+        "--snbt",
+        &t("level.snbt"),
+        "--out",
+        &t("e.mcworld"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("level.dat: written"), "{out}");
+    unzip(
+        tmp.path().join("e.mcworld").as_path(),
+        &tmp.path().join("e"),
+    );
+    assert_eq!(
+        nbt_diff(
+            &tmp.path().join("p/level.dat"),
+            &tmp.path().join("e/level.dat"),
+            8
+        ),
+        ["/LevelName"]
+    );
+    let name = Command::new("python3")
+        .args(["-c", "import sys, amulet_nbt\nd = open(sys.argv[1], 'rb').read()\nprint(amulet_nbt.load(d[8:], little_endian=True).compound['LevelName'].py_str)"])
+        .arg(tmp.path().join("e/level.dat"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&name.stdout).trim(),
+        "Pruned by Strata"
+    );
+    assert_entries(
+        &mojang_entries(&tmp.path().join("e/db")),
+        &want,
+        "edited .mcworld",
+    );
+
+    // Hostile input: nothing written, clear messages.
+    std::fs::write(t("bad.snbt"), "{\n  LevelName: \"x\"\n  Other: 1\n}").unwrap();
+    let (code, _, err) = strata(&[
+        "world",
+        "set-nbt",
+        &t("p.mcworld"),
+        "level.dat",
+        "--snbt",
+        &t("bad.snbt"),
+        "--out",
+        &t("x.mcworld"),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("snbt: line 3, column 3 (offset 21): expected ',' or '}' after a compound entry, found 'O'"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("x.mcworld").exists());
+    let (code, _, err) = strata(&[
+        "world",
+        "delete-chunks",
+        &t("p.mcworld"),
+        "--dimension",
+        "0",
+        "--area",
+        "0,0:1",
+        "--out",
+        &t("y"),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("\"1\" is not a corner `x,z`"), "{err}");
+    let (code, _, err) = strata(&[
+        "world",
+        "delete-chunks",
+        &t("p.mcworld"),
+        "--dimension",
+        "0",
+        "--area",
+        "500,500:600,600",
+        "--out",
+        &t("y"),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("no chunk of dimension 0 in the selection 500,500:600,600"),
+        "{err}"
+    );
+}
+
+#[test]
+fn cli_delete_in_place_and_export_never_touch_the_original() {
+    let (tmp, root) = world_copy("rbedrock_example2_2025");
+    let r = root.to_str().unwrap();
+    let before = strata_entries(&root.join("db"));
+    let area = Selection::parse("0,0:3,3;-4,-4").unwrap();
+    let (keys, entities) = doomed_keys(&before, 0, |x, z| area.contains(x, z));
+    let want = minus(&before, &keys);
+    // An editing command on a folder edits it in place.
+    let (code, out, err) = strata(&[
+        "world",
+        "delete-chunks",
+        r,
+        "--dimension",
+        "0",
+        "--area",
+        "0,0:3,3;-4,-4",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("({} records, ", keys.len())), "{out}");
+    assert!(out.contains(&format!(", {entities} entities)")), "{out}");
+    assert_entries(&strata_entries(&root.join("db")), &want, "in place");
+    // Export compacts a copy: the folder is untouched, byte for byte.
+    let files = tree(&root);
+    let zip = tmp.path().join("w.mcworld");
+    let (code, out, err) = strata(&["world", "export", r, "--out", zip.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(" files, "), "{out}");
+    assert!(tree(&root) == files, "export changed the original");
+    assert!(!tmp.path().join("w.mcworld.strata-tmp").exists());
+    let names = unzip(&zip, &tmp.path().join("u"));
+    let unzipped = tree(&tmp.path().join("u"));
+    for f in [
+        "level.dat",
+        "levelname.txt",
+        "world_icon.jpeg",
+        "level.dat_old",
+    ] {
+        assert!(unzipped[f] == files[f], "{f}");
+    }
+    assert!(names.iter().all(|n| !n.contains("LOCK")), "{names:?}");
+    assert_entries(&mojang_entries(&tmp.path().join("u/db")), &want, "exported");
+    // The compacted export holds no deleted record: one table per level at most, nothing in
+    // the log.
+    let logs: u64 = unzipped
+        .iter()
+        .filter(|(k, _)| k.ends_with(".log"))
+        .map(|(_, v)| v.len() as u64)
+        .sum();
+    assert_eq!(logs, 0);
+}
