@@ -173,13 +173,16 @@ fn chunk_shape(key: &[u8]) -> Option<(i32, i32, i32)> {
     }
 }
 
+/// A chunk's records: key and value length.
+type Records = Vec<(Vec<u8>, usize)>;
+
 /// Every record of a dimension, grouped by chunk: one scan.
 #[derive(Default)]
 struct ChunkIndex {
     /// (x, z) -> (key, value length) of its records (recognised ones and its digp).
-    known: BTreeMap<(i32, i32), Vec<(Vec<u8>, usize)>>,
+    known: BTreeMap<(i32, i32), Records>,
     /// Chunk-shaped keys with unknown tags, by (x, z); attached only to known chunks.
-    unknown: BTreeMap<(i32, i32), Vec<(Vec<u8>, usize)>>,
+    unknown: BTreeMap<(i32, i32), Records>,
     /// (x, z) -> the digp value of that chunk.
     digests: BTreeMap<(i32, i32), Vec<u8>>,
     /// Every actor id named by a digp of ANY dimension (for "named by a kept chunk" checks).
@@ -195,13 +198,11 @@ fn index(db: &Db, dimension: i32) -> Result<ChunkIndex> {
     while it.valid() {
         let (k, v) = (it.key(), it.value());
         match classify(k) {
-            KeyKind::Chunk(c) => {
-                if c.dimension == dimension {
-                    ix.known
-                        .entry((c.x, c.z))
-                        .or_default()
-                        .push((k.to_vec(), v.len()));
-                }
+            KeyKind::Chunk(c) if c.dimension == dimension => {
+                ix.known
+                    .entry((c.x, c.z))
+                    .or_default()
+                    .push((k.to_vec(), v.len()));
             }
             KeyKind::ActorDigest => {
                 if let Some((x, z, d)) = digest_chunk(k) {

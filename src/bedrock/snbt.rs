@@ -697,9 +697,9 @@ mod tests {
         );
         assert_eq!(parse_tag("true").unwrap(), Tag::Byte(1));
         assert_eq!(parse_tag("1e5").unwrap(), Tag::Double(1e5));
-        assert_eq!(parse_tag("minecraft:stone").is_err(), true);
+        assert!(parse_tag("minecraft:stone").is_err());
         assert_eq!(parse_tag("stone").unwrap(), Tag::String("stone".into()));
-        assert_eq!(parse_tag("'it''s'").is_err(), true);
+        assert!(parse_tag("'it''s'").is_err());
         assert_eq!(
             parse_tag(r"'a\'b\u00e9'").unwrap(),
             Tag::String("a'bé".into())
