@@ -31,6 +31,10 @@ if ! "$PY" -c 'import leveldb' >/dev/null 2>&1; then
   say "installing amulet-leveldb (Mojang LevelDB; builds from source, ~1 min)"
   pip_install 'amulet-leveldb==1.0.7'
 fi
+if ! "$PY" -c 'import amulet_nbt' >/dev/null 2>&1; then
+  say "installing amulet-nbt (independent NBT reader for the world editor's tests)"
+  pip_install 'amulet-nbt==2.1.8'
+fi
 if ! "$PY" -c 'import crc32c' >/dev/null 2>&1; then
   say "installing crc32c (Python)"; pip_install 'crc32c'
 fi

@@ -138,7 +138,8 @@ export async function importIntoOpfs(
   }
 }
 
-/** Opens the Bedrock world in folder `location` read-only, in the worker. Default storage:
+/** Opens the Bedrock world in folder `location` in the worker, read-only unless
+ * `{ writable: true }`. Default storage:
  * OPFS; `storage: 'files'` with `files` opens a picked folder in place. */
 export async function openWorld(location: string, options: WorldOpenOptions = {}): Promise<World> {
   const l = link();
@@ -146,9 +147,10 @@ export async function openWorld(location: string, options: WorldOpenOptions = {}
   return openWorldVia(l, location, options, 'opfs');
 }
 
-/** Opens a `.mcworld` (the zip's bytes), unpacked into the worker's memory. */
-export async function openMcworld(zip: Uint8Array): Promise<World> {
+/** Opens a `.mcworld` (the zip's bytes), unpacked into the worker's memory; `writable` edits
+ * that in-memory copy (save it with `exportMcworld()`). */
+export async function openMcworld(zip: Uint8Array, options: { writable?: boolean } = {}): Promise<World> {
   const l = link();
   l.users += 1;
-  return openMcworldVia(l, zip);
+  return openMcworldVia(l, zip, options);
 }

@@ -38,6 +38,13 @@ export interface WasmDatabase {
   surfaceTiles(dimension: number, coords: Int32Array): Uint8Array;
   chunkRecords(dimension: number, x: number, z: number): string;
   recordNbt(key: Uint8Array): string | undefined;
+  deleteChunks(dimension: number, areas: string): string;
+  pruneChunks(dimension: number, keep: string, allowEmpty: boolean): string;
+  recordSnbt(key: Uint8Array): string | undefined;
+  setRecordSnbt(key: Uint8Array, text: string): string;
+  levelDatSnbt(): string;
+  setLevelDatSnbt(text: string): string;
+  exportMcworld(): Uint8Array;
 }
 
 /** A top-down map as the facade draws it (see world.ts's `MapImage`). */
@@ -321,6 +328,34 @@ export class Engine {
 
   recordNbt(h: number, key: Uint8Array): string | undefined {
     return this.db(h).recordNbt(key);
+  }
+
+  deleteChunks(h: number, dimension: number, areas: string): string {
+    return this.db(h).deleteChunks(dimension, areas);
+  }
+
+  pruneChunks(h: number, dimension: number, keep: string, allowEmpty: boolean): string {
+    return this.db(h).pruneChunks(dimension, keep, allowEmpty);
+  }
+
+  recordSnbt(h: number, key: Uint8Array): string | undefined {
+    return this.db(h).recordSnbt(key);
+  }
+
+  setRecordSnbt(h: number, key: Uint8Array, text: string): string {
+    return this.db(h).setRecordSnbt(key, text);
+  }
+
+  levelDatSnbt(h: number): string {
+    return this.db(h).levelDatSnbt();
+  }
+
+  setLevelDatSnbt(h: number, text: string): string {
+    return this.db(h).setLevelDatSnbt(text);
+  }
+
+  exportMcworld(h: number): Uint8Array {
+    return this.db(h).exportMcworld();
   }
 
   /** Unpacks a `.mcworld` into the in-memory store `name`; JSON `{rootInZip, files, bytes}`. */

@@ -33,6 +33,13 @@ const OPS = new Set([
   'surfaceTiles',
   'chunkRecords',
   'recordNbt',
+  'deleteChunks',
+  'pruneChunks',
+  'recordSnbt',
+  'setRecordSnbt',
+  'levelDatSnbt',
+  'setLevelDatSnbt',
+  'exportMcworld',
   'importMcworld',
   'dropMemStore',
 ]);

@@ -60,13 +60,14 @@ export async function open(location: string, options: OpenOptions = {}): Promise
   }
 }
 
-/** Opens the Bedrock world in folder `location` (level.dat + db/, or a bare db folder)
- * read-only. */
+/** Opens the Bedrock world in folder `location` (level.dat + db/, or a bare db folder),
+ * read-only unless `{ writable: true }` (then the World's edit methods work). */
 export async function openWorld(location: string, options: WorldOpenOptions = {}): Promise<World> {
   return openWorldVia(new LocalLink(getEngine()), location, options, 'fs');
 }
 
-/** Opens a `.mcworld` (the zip's bytes), unpacked into the engine's memory. */
-export async function openMcworld(zip: Uint8Array): Promise<World> {
-  return openMcworldVia(new LocalLink(getEngine()), zip);
+/** Opens a `.mcworld` (the zip's bytes), unpacked into the engine's memory; `writable` edits
+ * that in-memory copy (save it with `exportMcworld()`). */
+export async function openMcworld(zip: Uint8Array, options: { writable?: boolean } = {}): Promise<World> {
+  return openMcworldVia(new LocalLink(getEngine()), zip, options);
 }

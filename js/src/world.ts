@@ -1,11 +1,14 @@
-// Bedrock worlds over the engine's world methods (src/wasm/world.rs): a read-only `World`
-// with its summary (level.dat fields, key kinds, chunk counts), chunk lists, top-down maps,
-// chunk records and NBT values, the same in Node and in the browser worker.
+// Bedrock worlds over the engine's world methods (src/wasm/world.rs): a `World` with its
+// summary (level.dat fields, key kinds, chunk counts), chunk lists, top-down maps, chunk
+// records and NBT values, and — opened with `{ writable: true }` — the editor: chunk deletion
+// and prune, NBT records and level.dat as SNBT text, `.mcworld` export; the same in Node and
+// in the browser worker.
 //
-// Invariants: every method is one engine call answering a whole table or image; a world is
-// always opened read-only; `world.db` is the ordinary `Db` of the world's LevelDB (scan,
-// get, iterator); a world opened from a `.mcworld` lives in an in-memory store of the engine
-// that `close()` frees.
+// Invariants: every method is one engine call answering a whole table, image or archive; a
+// world is read-only unless opened `writable` (edits of a read-only world reject with
+// LEVEL_NOT_SUPPORTED and write nothing); `world.db` is the ordinary `Db` of the world's
+// LevelDB (scan, get, iterator); a world opened from a `.mcworld` lives in an in-memory store
+// of the engine that `close()` frees (edits to it live there too: `exportMcworld()` saves them).
 
 import { toBytes, type Input } from './codec.js';
 import { Db, type Link, type OpenOptions } from './db.js';
@@ -66,7 +69,48 @@ export interface NbtRoot {
   value: unknown;
 }
 
-export interface WorldOpenOptions extends Pick<OpenOptions, 'storage' | 'files' | 'cacheSize' | 'paranoidChecks'> {}
+export interface WorldOpenOptions extends Pick<OpenOptions, 'storage' | 'files' | 'cacheSize' | 'paranoidChecks'> {
+  /** Open for editing (default false: read-only). */
+  writable?: boolean;
+}
+
+/** Chunk rectangles, inclusive chunk coordinates: `"x0,z0:x1,z1;x0,z0:x1,z1"` (a lone `"x,z"`
+ * is one chunk), or an array of `[x0, z0, x1, z1]` / `[x, z]` tuples. */
+export type ChunkAreas = string | ReadonlyArray<readonly [number, number, number, number] | readonly [number, number]>;
+
+/** What `deleteChunks` / `prune` deleted, in one atomic batch. */
+export interface EditReport {
+  /** Chunks (x, z) of the dimension whose records were deleted. */
+  chunks: number;
+  /** Records deleted: chunk records, `digp` records and `actorprefix` entities. */
+  records: number;
+  /** Key + value bytes of those records. */
+  bytes: number;
+  /** `actorprefix` records (entities) deleted. */
+  entities: number;
+  /** Chunks of the dimension left. */
+  chunksLeft: number;
+}
+
+/** What an SNBT write did: `changed` false when the bytes equal the stored ones (nothing
+ * written). */
+export interface SetReport {
+  changed: boolean;
+  bytes: number;
+}
+
+function areasText(areas: ChunkAreas): string {
+  if (typeof areas === 'string') return areas;
+  if (!Array.isArray(areas) || areas.length === 0) throw invalidArgument('areas must be a non-empty string or array of rectangles');
+  return areas
+    .map((a) => {
+      if (!Array.isArray(a) || (a.length !== 2 && a.length !== 4) || !a.every((n) => Number.isInteger(n))) {
+        throw invalidArgument('each area must be [x0, z0, x1, z1] or [x, z] of integers');
+      }
+      return a.length === 2 ? `${a[0]},${a[1]}` : `${a[0]},${a[1]}:${a[2]},${a[3]}`;
+    })
+    .join(';');
+}
 
 export interface McworldImport {
   rootInZip: string;
@@ -96,6 +140,8 @@ export class World {
     /** What the world was opened from: a folder path, or the `.mcworld` import's report. */
     readonly source: { location: string; mcworld?: McworldImport },
     private readonly memStore?: string,
+    /** True when opened with `{ writable: true }`. */
+    readonly writable = false,
   ) {}
 
   private async call(op: string, args: unknown[]): Promise<unknown> {
@@ -166,6 +212,57 @@ export class World {
     return json === undefined ? undefined : (JSON.parse(json) as NbtRoot[]);
   }
 
+  /** A record's value as SNBT text (pretty-printed; see README's SNBT section); `undefined`
+   * when absent. `level.dat`'s text comes from `levelDatSnbt()`. Values that are not NBT, or
+   * would not come back byte-identical from text, reject with LEVEL_CORRUPTION. */
+  async snbt(key: Input): Promise<string | undefined> {
+    return (await this.call('recordSnbt', [toBytes(key, 'key')])) as string | undefined;
+  }
+
+  /** Stores SNBT `text` as the value of `key` (creating it when absent). Text that does not
+   * parse rejects with LEVEL_INVALID_ARGUMENT naming line, column and offset; nothing is
+   * written. Needs a writable world. */
+  async setNbt(key: Input, text: string): Promise<SetReport> {
+    if (typeof text !== 'string') throw invalidArgument('snbt text must be a string');
+    return JSON.parse((await this.call('setRecordSnbt', [toBytes(key, 'key'), text])) as string) as SetReport;
+  }
+
+  /** level.dat as SNBT text (LEVEL_NOT_FOUND when the world has none). */
+  async levelDatSnbt(): Promise<string> {
+    return (await this.call('levelDatSnbt', [])) as string;
+  }
+
+  /** Replaces level.dat with SNBT `text`; its 8-byte header keeps the storage version. The
+   * file is replaced atomically (written beside it, then renamed). Needs a writable world. */
+  async setLevelDat(text: string): Promise<SetReport> {
+    if (typeof text !== 'string') throw invalidArgument('snbt text must be a string');
+    return JSON.parse((await this.call('setLevelDatSnbt', [text])) as string) as SetReport;
+  }
+
+  /** Deletes every record of the chunks of `dimension` in `areas` — every chunk-record tag,
+   * the chunk's `digp` and the `actorprefix` entities it names — in one atomic batch. A
+   * selection holding no chunk rejects with LEVEL_INVALID_ARGUMENT. Needs a writable world. */
+  async deleteChunks(dimension: Dimension, areas: ChunkAreas): Promise<EditReport> {
+    checkDimension(dimension);
+    return JSON.parse((await this.call('deleteChunks', [dimension, areasText(areas)])) as string) as EditReport;
+  }
+
+  /** Keeps only the chunks of `dimension` in `keep` and deletes every other chunk of it (as
+   * `deleteChunks`); other dimensions and non-chunk records (level data, players, maps, …)
+   * stay. Keeping no chunk is refused unless `{ allowEmpty: true }`. */
+  async prune(dimension: Dimension, keep: ChunkAreas, options: { allowEmpty?: boolean } = {}): Promise<EditReport> {
+    checkDimension(dimension);
+    return JSON.parse((await this.call('pruneChunks', [dimension, areasText(keep), options.allowEmpty === true])) as string) as EditReport;
+  }
+
+  /** The world as `.mcworld` (zip) bytes: its files are copied into engine memory, the copy
+   * compacted (the world itself is not touched) and zipped (tables stored, other files
+   * deflated). Memory: the copy and the zip live in the engine's heap at once (about twice
+   * the world's size), then the bytes are handed over. Works on read-only worlds too. */
+  async exportMcworld(): Promise<Uint8Array> {
+    return (await this.call('exportMcworld', [])) as Uint8Array;
+  }
+
   /** Closes the world (and frees the in-memory copy of a `.mcworld`). Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -191,7 +288,9 @@ export async function openWorldVia(
   if (typeof location !== 'string' || location === '') throw invalidArgument('location must be a non-empty string');
   if (typeof options !== 'object' || options === null) throw invalidArgument('options must be an object');
   const kind = options.storage ?? defaultStorage;
-  const opts = engineOptions({ ...options, readOnly: true, profile: 'bedrock' });
+  const writable = options.writable === true;
+  const { writable: _w, ...rest } = options;
+  const opts = engineOptions({ ...rest, readOnly: !writable, profile: 'bedrock' });
   let handle: number;
   try {
     handle = (await link.call('openWorld', [kind, location, opts, options.files])) as number;
@@ -199,12 +298,12 @@ export async function openWorldVia(
     link.release?.();
     throw toStrataError(e);
   }
-  const db = new Db(link, handle, location, { ...options, readOnly: true, profile: 'bedrock' });
-  return new World(link, handle, db, { location, ...(mcworld ? { mcworld: mcworld.report } : {}) }, mcworld?.store);
+  const db = new Db(link, handle, location, { ...rest, readOnly: !writable, profile: 'bedrock' });
+  return new World(link, handle, db, { location, ...(mcworld ? { mcworld: mcworld.report } : {}) }, mcworld?.store, writable);
 }
 
 /** @internal Unpacks a `.mcworld` into a fresh in-memory store of the engine and opens it. */
-export async function openMcworldVia(link: Link, zip: Uint8Array): Promise<World> {
+export async function openMcworldVia(link: Link, zip: Uint8Array, options: { writable?: boolean } = {}): Promise<World> {
   if (!(zip instanceof Uint8Array)) throw invalidArgument('a .mcworld must be given as a Uint8Array');
   const store = `mcworld-${nextStore++}`;
   let report: McworldImport;
@@ -215,7 +314,7 @@ export async function openMcworldVia(link: Link, zip: Uint8Array): Promise<World
     throw toStrataError(e);
   }
   try {
-    return await openWorldVia(link, store, { storage: 'mem' }, 'mem', { report, store });
+    return await openWorldVia(link, store, { storage: 'mem', writable: options.writable === true }, 'mem', { report, store });
   } catch (e) {
     await link.call('dropMemStore', [store]).catch(() => {});
     throw e;

@@ -1,9 +1,11 @@
 //! The Bedrock world methods of the wasm facade (`crate::bedrock` for js/'s `World`).
 //!
 //! Invariants: every method answers with one batched result (a whole table as JSON, a whole
-//! image, a packed coordinate list), never one call per chunk or record; a world is always
-//! opened read-only with the Bedrock profile; nothing here parses formats itself — it only
-//! calls `crate::bedrock` and converts results. `.mcworld` archives are unpacked into a named
+//! image, a packed coordinate list), never one call per chunk or record; a world is opened
+//! with the Bedrock profile, read-only unless the options say `readOnly: false` (then the
+//! edits below work; on a read-only world they are `LEVEL_NOT_SUPPORTED` and write nothing);
+//! nothing here parses formats itself — it only calls `crate::bedrock` (edit, nbt_edit,
+//! export: the same code as the CLI) and converts results. `.mcworld` archives are unpacked into a named
 //! in-memory store (the same stores `Database.open` uses for `mem`), bounded by
 //! `ImportLimits`' defaults; `dropMemStore` frees one.
 
@@ -13,10 +15,13 @@ use js_sys::{Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use super::{js_err, parse_options, set, storage_for, Database, MEM_STORES};
+use crate::bedrock::edit::{self, EditReport, Selection};
+use crate::bedrock::export;
 use crate::bedrock::keys::{self, chunk_prefix, classify, tag_name, KeyKind};
 use crate::bedrock::map::{render_map, surface_tile, MapOptions};
 use crate::bedrock::mcworld::{self, ImportLimits};
 use crate::bedrock::nbt::{self, Tag};
+use crate::bedrock::nbt_edit;
 use crate::bedrock::{db_dir_of, LevelDat};
 use crate::error::Error;
 use crate::storage::js_host::StorageHost;
@@ -59,6 +64,13 @@ fn hex(bytes: &[u8]) -> String {
     s
 }
 
+fn report_json(r: &EditReport) -> String {
+    format!(
+        "{{\"chunks\":{},\"records\":{},\"bytes\":{},\"entities\":{},\"chunksLeft\":{}}}",
+        r.chunks, r.records, r.bytes, r.entities, r.chunks_left
+    )
+}
+
 fn check_dimension(dimension: i32) -> Result<(), JsValue> {
     if (0..=2).contains(&dimension) {
         Ok(())
@@ -80,11 +92,16 @@ impl Database {
         root: &str,
         options: &JsValue,
     ) -> Result<Database, JsValue> {
+        // Read-only unless `readOnly: false` is given explicitly.
+        let writable = js_sys::Reflect::get(options, &JsValue::from_str("readOnly"))
+            .ok()
+            .and_then(|v| v.as_bool())
+            == Some(false);
         let mut opts = parse_options(options)?;
         let bedrock = crate::Options::bedrock();
         opts.compression = bedrock.compression;
         opts.profile = bedrock.profile;
-        opts.read_only = true;
+        opts.read_only = !writable;
         opts.create_if_missing = false;
         let storage = storage_for(host, root);
         let has = |p: &str| storage.exists(&storage::join(root, p));
@@ -277,6 +294,82 @@ impl Database {
             })
             .collect();
         Ok(Some(format!("[{}]", parts.join(","))))
+    }
+
+    /// Deletes every record (and `digp`/`actorprefix` entity) of the chunks of `dimension`
+    /// in `areas` (`x0,z0:x1,z1;…`) in one batch (`bedrock::edit`). JSON `{chunks, records,
+    /// bytes, entities, chunksLeft}`. No chunk in the selection: `LEVEL_INVALID_ARGUMENT`.
+    #[wasm_bindgen(js_name = deleteChunks)]
+    pub fn delete_chunks(&self, dimension: i32, areas: &str) -> Result<String, JsValue> {
+        let sel = Selection::parse(areas).map_err(js_err)?;
+        edit::delete_chunks(self.db()?, dimension, &sel)
+            .map(|r| report_json(&r))
+            .map_err(js_err)
+    }
+
+    /// Keeps only the chunks of `dimension` in `keep`; keeping none is refused unless
+    /// `allow_empty`. JSON as `deleteChunks`.
+    #[wasm_bindgen(js_name = pruneChunks)]
+    pub fn prune_chunks(
+        &self,
+        dimension: i32,
+        keep: &str,
+        allow_empty: bool,
+    ) -> Result<String, JsValue> {
+        let sel = Selection::parse(keep).map_err(js_err)?;
+        edit::prune(self.db()?, dimension, &sel, allow_empty)
+            .map(|r| report_json(&r))
+            .map_err(js_err)
+    }
+
+    /// The value of `key` as SNBT text; `undefined` when absent; `LEVEL_CORRUPTION` when it
+    /// is not NBT (or would not survive the round trip).
+    #[wasm_bindgen(js_name = recordSnbt)]
+    pub fn record_snbt(&self, key: &[u8]) -> Result<Option<String>, JsValue> {
+        nbt_edit::record_snbt(self.db()?, key).map_err(js_err)
+    }
+
+    /// Stores SNBT `text` as the value of `key`. JSON `{changed, bytes}`.
+    #[wasm_bindgen(js_name = setRecordSnbt)]
+    pub fn set_record_snbt(&self, key: &[u8], text: &str) -> Result<String, JsValue> {
+        let r = nbt_edit::set_record_snbt(self.db()?, key, text).map_err(js_err)?;
+        Ok(format!(
+            "{{\"changed\":{},\"bytes\":{}}}",
+            r.changed, r.bytes
+        ))
+    }
+
+    /// level.dat as SNBT text (`LEVEL_NOT_FOUND` when the world has none).
+    #[wasm_bindgen(js_name = levelDatSnbt)]
+    pub fn level_dat_snbt(&self) -> Result<String, JsValue> {
+        self.db()?;
+        nbt_edit::level_dat_snbt(&*self.storage, &self.root).map_err(js_err)
+    }
+
+    /// Replaces level.dat with SNBT `text` (its storage version kept). JSON `{changed, bytes}`.
+    #[wasm_bindgen(js_name = setLevelDatSnbt)]
+    pub fn set_level_dat_snbt(&self, text: &str) -> Result<String, JsValue> {
+        if self.db()?.options().read_only {
+            return Err(js_err(nbt_edit::read_only()));
+        }
+        let r = nbt_edit::set_level_dat_snbt(&*self.storage, &self.root, text).map_err(js_err)?;
+        Ok(format!(
+            "{{\"changed\":{},\"bytes\":{}}}",
+            r.changed, r.bytes
+        ))
+    }
+
+    /// The world as `.mcworld` bytes: its files copied into engine memory, the copy compacted,
+    /// zipped (`bedrock::export`). Peak memory: about the world's size for the copy plus the
+    /// zip's size, both in the wasm heap, plus the returned bytes on the JS side.
+    #[wasm_bindgen(js_name = exportMcworld)]
+    pub fn export_mcworld(&self) -> Result<Vec<u8>, JsValue> {
+        self.db()?;
+        let scratch: std::sync::Arc<dyn crate::storage::Storage> =
+            std::sync::Arc::new(MemStorage::new());
+        let mut out = std::io::Cursor::new(Vec::new());
+        export::export(&*self.storage, &self.root, scratch, "export", &mut out).map_err(js_err)?;
+        Ok(out.into_inner())
     }
 
     /// Unpacks a `.mcworld` (zip bytes) into the in-memory store `name` (replacing it), for

@@ -66,6 +66,16 @@ commands:
                               top-down map (biome colours, height shading) as PNG
   world chunks WORLD [--dimension N]
                               number of chunks having a Version record
+  world nbt WORLD KEY         a record (KEY text or 0x-hex; level.dat for the file) as SNBT
+  world delete-chunks WORLD --dimension N --area x0,z0:x1,z1[;...] [--out OUT]
+                              delete every record and entity of those chunks (one batch)
+  world prune WORLD --dimension N --keep x0,z0:x1,z1[;...] [--force] [--out OUT]
+                              delete every chunk of dimension N outside the kept rectangles
+                              (keeping none is refused without --force)
+  world set-nbt WORLD KEY --snbt FILE [--out OUT]
+                              replace a record (or level.dat) with SNBT text (FILE - = stdin)
+  world export WORLD --out F.mcworld [--in-place]
+                              zip the world, compacted on a copy (--in-place: the original)
   gen-world OUT_DIR [--chunks-x N] [--chunks-z N] [--seed S]
                               write a deterministic synthetic Bedrock world
 
@@ -75,7 +85,9 @@ write options: --profile bedrock|google (default: the database's own dialect, de
                the database's own dialect cannot read; refused without it)
 
 DB_DIR may be a LevelDB folder or a Bedrock world folder holding level.dat and db/;
-WORLD may also be a .mcworld file (unpacked into memory).";
+WORLD may also be a .mcworld file (unpacked into memory). Editing commands change a world
+folder in place unless --out names a new folder or a F.mcworld; a .mcworld input is never
+rewritten (--out is required).";
 
 fn main() -> ExitCode {
     tune_malloc();

@@ -1,25 +1,176 @@
-//! `strata world info|map|chunks WORLD` and `strata gen-world OUT_DIR`: Bedrock world commands
-//! over `strata::bedrock`. WORLD is a world folder, a bare db folder, or a `.mcworld` file
+//! `strata world info|map|chunks|nbt WORLD`, the editing commands `world delete-chunks|prune|
+//! set-nbt|export`, and `strata gen-world OUT_DIR`: Bedrock world commands over
+//! `strata::bedrock`. WORLD is a world folder, a bare db folder, or a `.mcworld` file
 //! (unpacked into memory first).
+//!
+//! Who gets modified: an editing command on a world FOLDER edits it in place (running it is
+//! the request) unless `--out` names somewhere else; a `.mcworld` input is never rewritten and
+//! needs `--out` (a folder, or a `.mcworld` file, written compacted). `export` compacts a copy
+//! (a scratch folder `OUT.strata-tmp` beside the output, removed afterwards), never the
+//! original unless `--in-place`.
 
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
+use strata::bedrock::edit::{EditReport, Selection};
+use strata::bedrock::export::{self, ExportReport};
 use strata::bedrock::map::{render_map, MapOptions};
 use strata::bedrock::mcworld::{self, ImportLimits};
+use strata::bedrock::nbt_edit::LEVEL_DAT;
 use strata::bedrock::synth::{self, SynthParams};
 use strata::bedrock::{keys, World};
-use strata::{FsStorage, MemStorage};
+use strata::{FsStorage, MemStorage, Storage};
 
 use crate::args::Args;
-use crate::commands::CliError;
+use crate::commands::{parse_key, CliError};
 
 type CliResult = Result<ExitCode, CliError>;
 
 const WORLD_USAGE: &str = "world info WORLD | world map WORLD --out FILE.png [--dimension N] \
-     [--scale PIXELS_PER_CHUNK] | world chunks WORLD [--dimension N]";
+     [--scale PIXELS_PER_CHUNK] | world chunks WORLD [--dimension N] | world nbt WORLD KEY | \
+     world delete-chunks WORLD --dimension N --area x0,z0:x1,z1[;...] [--out OUT] | \
+     world prune WORLD --dimension N --keep x0,z0:x1,z1[;...] [--force] [--out OUT] | \
+     world set-nbt WORLD KEY --snbt FILE [--out OUT] | \
+     world export WORLD --out F.mcworld [--in-place]";
+
+fn is_mcworld(path: &str) -> bool {
+    Path::new(path)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("mcworld"))
+}
+
+fn io_err(path: &str, e: std::io::Error) -> CliError {
+    CliError::Engine(strata::Error::io(format!("{path}: {e}")))
+}
+
+/// A scratch folder beside `out` (refused when it exists: it is never someone's data).
+struct Scratch(String);
+
+impl Scratch {
+    fn beside(out: &str) -> Result<Scratch, CliError> {
+        let dir = format!("{out}.strata-tmp");
+        if Path::new(&dir).exists() {
+            return Err(CliError::Engine(strata::Error::invalid_argument(format!(
+                "{dir} exists (left by an interrupted run?): remove it first"
+            ))));
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes the world at `root` of `storage` as a `.mcworld` at `out` (compacting a scratch copy).
+fn export_to(storage: &dyn Storage, root: &str, out: &str) -> Result<ExportReport, CliError> {
+    let scratch = Scratch::beside(out)?;
+    let copy = format!("{}/world", scratch.0);
+    let file = std::fs::File::create(out).map_err(|e| io_err(out, e))?;
+    let report = export::export(
+        storage,
+        root,
+        Arc::new(FsStorage::new()),
+        &copy,
+        std::io::BufWriter::with_capacity(1 << 20, file),
+    );
+    if report.is_err() {
+        let _ = std::fs::remove_file(out);
+    }
+    Ok(report?)
+}
+
+/// Where an editing command works, and what it does with the result.
+struct Target {
+    storage: Arc<dyn Storage>,
+    root: String,
+    /// A `.mcworld` to write from the edited world at the end.
+    zip_out: Option<String>,
+    /// Keeps a scratch folder alive while the world in it is edited.
+    _scratch: Option<Scratch>,
+}
+
+/// Resolves WORLD and `--out` for an editing command (see the module comment).
+fn edit_target(path: &str, out: Option<&str>) -> Result<Target, CliError> {
+    let fs: Arc<dyn Storage> = Arc::new(FsStorage::new());
+    let from_zip = Path::new(path).is_file() && is_mcworld(path);
+    let zip_out = out.filter(|o| is_mcworld(o)).map(String::from);
+    if from_zip && out.is_none() {
+        return Err(CliError::Usage(format!(
+            "{path} is a .mcworld, which is never rewritten: give --out FOLDER or --out F.mcworld"
+        )));
+    }
+    if let Some(o) = out {
+        if Path::new(o) == Path::new(path) {
+            return Err(CliError::Usage(format!(
+                "--out {o} is the input; leave --out away to edit a folder in place"
+            )));
+        }
+        if zip_out.is_none() && Path::new(o).exists() {
+            return Err(CliError::Engine(strata::Error::invalid_argument(format!(
+                "--out {o} exists: give a new folder"
+            ))));
+        }
+    }
+    // The working copy: memory for a .mcworld, the --out folder, a scratch folder, or the
+    // folder itself.
+    let (storage, root, scratch): (Arc<dyn Storage>, String, Option<Scratch>) = if from_zip {
+        let bytes = std::fs::read(path).map_err(|e| io_err(path, e))?;
+        let mem = Arc::new(MemStorage::new());
+        mcworld::import(&bytes, &*mem, "world", ImportLimits::default())?;
+        (mem, "world".into(), None)
+    } else if let Some(o) = out {
+        let (dest, scratch) = match &zip_out {
+            Some(z) => {
+                let s = Scratch::beside(&format!("{z}.edit"))?;
+                (format!("{}/world", s.0), Some(s))
+            }
+            None => (o.to_string(), None),
+        };
+        export::copy_world(&*fs, path, &*fs, &dest)?;
+        (fs.clone(), dest, scratch)
+    } else {
+        (fs.clone(), path.to_string(), None)
+    };
+    if from_zip {
+        if let Some(o) = out.filter(|o| !is_mcworld(o)) {
+            // An unpacked copy of the .mcworld in the --out folder, edited there.
+            export::copy_world(&*storage, &root, &*fs, o)?;
+            return Ok(Target {
+                storage: fs,
+                root: o.to_string(),
+                zip_out: None,
+                _scratch: None,
+            });
+        }
+    }
+    Ok(Target {
+        storage,
+        root,
+        zip_out,
+        _scratch: scratch,
+    })
+}
+
+impl Target {
+    fn open(&self) -> Result<World, CliError> {
+        Ok(World::open_writable(self.storage.clone(), &self.root)?)
+    }
+
+    /// After the edit: writes the `.mcworld` when one was asked for.
+    fn finish(self) -> Result<(), CliError> {
+        if let Some(z) = &self.zip_out {
+            let r = export_to(&*self.storage, &self.root, z)?;
+            println!("{z}: {} files, {} bytes before zipping", r.files, r.bytes);
+        }
+        Ok(())
+    }
+}
 
 /// Opens a world folder, a db folder or a `.mcworld` file.
 fn open_world(path: &str) -> Result<World, CliError> {
@@ -37,6 +188,162 @@ fn open_world(path: &str) -> Result<World, CliError> {
     let world = World::open(Arc::new(FsStorage::new()), path)?;
     crate::commands::report_recovery(path, world.db().recovery_info());
     Ok(world)
+}
+
+fn required_dimension(args: &Args, command: &str) -> Result<i32, CliError> {
+    if args.value("dimension").is_none() {
+        return Err(CliError::Usage(format!(
+            "world {command} needs --dimension N"
+        )));
+    }
+    dimension(args)
+}
+
+fn selection(args: &Args, flag: &str, command: &str) -> Result<Selection, CliError> {
+    let text = args.value(flag).ok_or_else(|| {
+        CliError::Usage(format!("world {command} needs --{flag} x0,z0:x1,z1[;...]"))
+    })?;
+    Selection::parse(text).map_err(|e| CliError::Usage(e.to_string()))
+}
+
+fn print_edit(what: &str, dim: i32, r: &EditReport, secs: f64) {
+    println!(
+        "{what}: {} chunks of dimension {dim} deleted ({} records, {} bytes, {} entities), \
+         {} chunks left, {secs:.3} s",
+        r.chunks, r.records, r.bytes, r.entities, r.chunks_left
+    );
+}
+
+fn delete_chunks(raw: &[String]) -> CliResult {
+    let args = Args::parse(raw, &["dimension", "area", "out"], &[])?;
+    let [path] = args.positionals(&["WORLD"])? else {
+        unreachable!()
+    };
+    let dim = required_dimension(&args, "delete-chunks")?;
+    let area = selection(&args, "area", "delete-chunks")?;
+    let target = edit_target(path, args.value("out"))?;
+    let start = Instant::now();
+    let world = target.open()?;
+    let report = world.delete_chunks(dim, &area)?;
+    world.close()?;
+    print_edit(path, dim, &report, start.elapsed().as_secs_f64());
+    target.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn prune(raw: &[String]) -> CliResult {
+    let args = Args::parse(raw, &["dimension", "keep", "out"], &["force"])?;
+    let [path] = args.positionals(&["WORLD"])? else {
+        unreachable!()
+    };
+    let dim = required_dimension(&args, "prune")?;
+    let keep = selection(&args, "keep", "prune")?;
+    let target = edit_target(path, args.value("out"))?;
+    let start = Instant::now();
+    let world = target.open()?;
+    let report = world.prune(dim, &keep, args.has("force"))?;
+    world.close()?;
+    print_edit(path, dim, &report, start.elapsed().as_secs_f64());
+    target.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn nbt(raw: &[String]) -> CliResult {
+    let args = Args::parse(raw, &[], &[])?;
+    let [path, key] = args.positionals(&["WORLD", "KEY"])? else {
+        unreachable!()
+    };
+    let world = open_world(path)?;
+    let text = if key == LEVEL_DAT {
+        world.level_dat_snbt()?
+    } else {
+        match world.snbt(&parse_key(key)?)? {
+            Some(t) => t,
+            None => {
+                return Err(CliError::Engine(strata::Error::not_found(format!(
+                    "no record {key} in {path}"
+                ))))
+            }
+        }
+    };
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn set_nbt(raw: &[String]) -> CliResult {
+    let args = Args::parse(raw, &["snbt", "out"], &[])?;
+    let [path, key] = args.positionals(&["WORLD", "KEY"])? else {
+        unreachable!()
+    };
+    let file = args
+        .value("snbt")
+        .ok_or_else(|| CliError::Usage("world set-nbt needs --snbt FILE (- for stdin)".into()))?;
+    let text = if file == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+            .map_err(|e| io_err("stdin", e))?;
+        s
+    } else {
+        std::fs::read_to_string(file).map_err(|e| io_err(file, e))?
+    };
+    // Parse before anything is copied or opened: a bad text changes nothing anywhere.
+    strata::bedrock::snbt::parse(&text)?;
+    let key_bytes = if key == LEVEL_DAT {
+        None
+    } else {
+        Some(parse_key(key)?)
+    };
+    let target = edit_target(path, args.value("out"))?;
+    let world = target.open()?;
+    let report = match &key_bytes {
+        None => world.set_level_dat_snbt(&text)?,
+        Some(k) => world.set_snbt(k, &text)?,
+    };
+    world.close()?;
+    println!(
+        "{key}: {} ({} bytes)",
+        if report.changed {
+            "written"
+        } else {
+            "unchanged, nothing written"
+        },
+        report.bytes
+    );
+    target.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export_cmd(raw: &[String]) -> CliResult {
+    let args = Args::parse(raw, &["out"], &["in-place"])?;
+    let [path] = args.positionals(&["WORLD"])? else {
+        unreachable!()
+    };
+    let out = args
+        .value("out")
+        .ok_or_else(|| CliError::Usage("world export needs --out F.mcworld".into()))?;
+    let start = Instant::now();
+    let from_zip = Path::new(path).is_file() && is_mcworld(path);
+    let report = if from_zip {
+        let bytes = std::fs::read(path).map_err(|e| io_err(path, e))?;
+        let mem = Arc::new(MemStorage::new());
+        mcworld::import(&bytes, &*mem, "world", ImportLimits::default())?;
+        export_to(&*mem, "world", out)?
+    } else if args.has("in-place") {
+        let fs: Arc<dyn Storage> = Arc::new(FsStorage::new());
+        export::compact(fs.clone(), path)?;
+        let file = std::fs::File::create(out).map_err(|e| io_err(out, e))?;
+        export::write_zip(&*fs, path, std::io::BufWriter::with_capacity(1 << 20, file))?
+    } else {
+        export_to(&FsStorage::new(), path, out)?
+    };
+    let size = std::fs::metadata(out).map_err(|e| io_err(out, e))?.len();
+    println!(
+        "{out}: {} files, {} bytes compacted, {size} bytes zipped, {:.3} s",
+        report.files,
+        report.bytes,
+        start.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn dimension(args: &Args) -> Result<i32, CliError> {
@@ -57,6 +364,11 @@ pub fn world(raw: &[String]) -> CliResult {
         "info" => info(rest),
         "map" => map(rest),
         "chunks" => chunks(rest),
+        "nbt" => nbt(rest),
+        "delete-chunks" => delete_chunks(rest),
+        "prune" => prune(rest),
+        "set-nbt" => set_nbt(rest),
+        "export" => export_cmd(rest),
         other => Err(CliError::Usage(format!(
             "unknown world command {other:?}; usage: strata {WORLD_USAGE}"
         ))),

@@ -1,0 +1,153 @@
+// The world editor through the package's World API in Node (wasm engine, node:fs), on copies
+// of shared worlds: deleteChunks/prune give the native CLI's exact figures and the same
+// contents as the CLI's edit when both are read by Mojang's LevelDB (amulet-leveldb);
+// snbt/setNbt/setLevelDat round-trip and change exactly one tag (amulet-nbt); exportMcworld
+// bytes unzip into a world Mojang's LevelDB reads; read-only worlds and hostile input are
+// refused with the documented codes and nothing is written.
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, test } from 'vitest';
+
+import { openMcworld, openWorld, StrataError } from '../dist/node.js';
+import { cli, copyDir, repoRoot, tempDir, worldsDir } from './helpers.js';
+
+/** Mojang's LevelDB (tests/peers/dump_db.py) reads a copy of `dbDir`; the dump's bytes. */
+function mojangDump(dbDir: string): Buffer {
+  const tmp = tempDir('mojang');
+  copyDir(dbDir, path.join(tmp, 'db'));
+  execFileSync('python3', [path.join(repoRoot, 'tests/peers/dump_db.py'), 'amulet', path.join(tmp, 'db'), path.join(tmp, 'dump')]);
+  return fs.readFileSync(path.join(tmp, 'dump'));
+}
+
+function nbtDiff(a: string, b: string, skip: number): string[] {
+  const out = execFileSync('python3', [path.join(repoRoot, 'tests/peers/nbt_diff.py'), a, b, String(skip)], { encoding: 'utf8' });
+  return out.split('\n').filter((l) => l !== '');
+}
+
+function unzip(zip: string, dest: string): void {
+  execFileSync('python3', ['-c', 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])', zip, dest]);
+}
+
+function worldCopy(name: string): string {
+  const dir = path.join(tempDir('edit'), name);
+  copyDir(path.join(worldsDir, name), dir);
+  return dir;
+}
+
+async function rejects(p: Promise<unknown>, code: string, says: string): Promise<void> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(StrataError);
+  expect((e as StrataError).code).toBe(code);
+  expect((e as StrataError).message).toContain(says);
+}
+
+describe('World editor (Node)', () => {
+  test('deleteChunks and prune equal the native CLI, read by Mojang', async () => {
+    const viaJs = worldCopy('rbedrock_example2_2025');
+    const viaCli = worldCopy('rbedrock_example2_2025');
+    const w = await openWorld(viaJs, { writable: true });
+    expect(w.writable).toBe(true);
+    const del = await w.deleteChunks(0, [
+      [0, 0, 3, 3],
+      [-4, -4],
+    ]);
+    expect(del).toEqual({ chunks: 7, records: 109, bytes: 197316, entities: 7, chunksLeft: 56 });
+    const pruned = await w.prune(0, '-2,-2:2,2');
+    expect(pruned).toEqual({ chunks: 48, records: 897, bytes: 1780680, entities: 47, chunksLeft: 8 });
+    await w.close();
+    expect(cli('world', 'delete-chunks', viaCli, '--dimension', '0', '--area', '0,0:3,3;-4,-4')).toContain(
+      '7 chunks of dimension 0 deleted (109 records, 197316 bytes, 7 entities), 56 chunks left',
+    );
+    expect(cli('world', 'prune', viaCli, '--dimension', '0', '--keep', '-2,-2:2,2')).toContain(
+      '48 chunks of dimension 0 deleted (897 records, 1780680 bytes, 47 entities), 8 chunks left',
+    );
+    const a = mojangDump(path.join(viaJs, 'db'));
+    expect(a.equals(mojangDump(path.join(viaCli, 'db')))).toBe(true);
+  });
+
+  test('SNBT: round trip, one-tag edits, level.dat, export', async () => {
+    const dir = worldCopy('amulet_1_18_vanilla');
+    const tmp = tempDir('snbt');
+    fs.copyFileSync(path.join(dir, 'level.dat'), path.join(tmp, 'level.dat.orig'));
+    const w = await openWorld(dir, { writable: true });
+    const key = '~local_player';
+    const before = (await w.db.get(key))!;
+    const text = (await w.snbt(key))!;
+    expect(text).toContain('Pos: [');
+    expect(await w.setNbt(key, text)).toEqual({ changed: false, bytes: before.length });
+    const edited = text.replace(/Pos: \[[^\]]*\]/, 'Pos: [1.5f, 70.0f, -2.25f]');
+    expect(await w.setNbt(key, edited)).toEqual({ changed: true, bytes: before.length });
+    const after = (await w.db.get(key))!;
+    fs.writeFileSync(path.join(tmp, 'a.nbt'), before);
+    fs.writeFileSync(path.join(tmp, 'b.nbt'), after);
+    const diff = nbtDiff(path.join(tmp, 'a.nbt'), path.join(tmp, 'b.nbt'), 0);
+    expect(diff.length).toBeGreaterThan(0);
+    expect(diff.every((p) => p.startsWith('/Pos/'))).toBe(true);
+    expect(await w.snbt('no such key')).toBeUndefined();
+
+    const dat = await w.levelDatSnbt();
+    expect((await w.setLevelDat(dat)).changed).toBe(false);
+    const renamed = dat.replace(/LevelName: "[^"]*"/, 'LevelName: "Edited in Node"');
+    expect((await w.setLevelDat(renamed)).changed).toBe(true);
+    expect((await w.summary()).levelDat!.name).toBe('Edited in Node');
+    expect(nbtDiff(path.join(tmp, 'level.dat.orig'), path.join(dir, 'level.dat'), 8)).toEqual(['/LevelName']);
+
+    // Export: compacted copy zipped; the world folder keeps its files.
+    const files = fs.readdirSync(path.join(dir, 'db')).sort();
+    const zip = await w.exportMcworld();
+    expect(fs.readdirSync(path.join(dir, 'db')).sort()).toEqual(files);
+    fs.writeFileSync(path.join(tmp, 'w.mcworld'), zip);
+    unzip(path.join(tmp, 'w.mcworld'), path.join(tmp, 'u'));
+    await w.close();
+    expect(mojangDump(path.join(tmp, 'u/db')).equals(mojangDump(path.join(dir, 'db')))).toBe(true);
+    expect(nbtDiff(path.join(dir, 'level.dat'), path.join(tmp, 'u/level.dat'), 8)).toEqual([]);
+
+    // The exported bytes open as a .mcworld; a writable one edits its in-memory copy.
+    const m = await openMcworld(zip, { writable: true });
+    expect((await m.summary()).levelDat!.name).toBe('Edited in Node');
+    const r = await m.prune(0, '0,0:7,7');
+    const left = await m.chunks(0);
+    expect(left.length).toBeGreaterThan(0);
+    expect(left.every(([x, z]) => x >= 0 && x <= 7 && z >= 0 && z <= 7)).toBe(true);
+    expect(r.chunks).toBe(6156);
+    const again = await openMcworld(await m.exportMcworld());
+    expect(await again.chunks(0)).toEqual(left);
+    await again.close();
+    await m.close();
+  });
+
+  test('read-only worlds and hostile input: refused, nothing written', async () => {
+    const dir = worldCopy('rbedrock_example3');
+    const snapshot = () => fs.readdirSync(path.join(dir, 'db')).map((f) => [f, fs.readFileSync(path.join(dir, 'db', f))] as const);
+    const before = snapshot();
+    const ro = await openWorld(dir);
+    expect(ro.writable).toBe(false);
+    await rejects(ro.deleteChunks(0, '-100,-100:100,100'), 'LEVEL_NOT_SUPPORTED', 'read-only');
+    await rejects(ro.prune(0, '0,0'), 'LEVEL_NOT_SUPPORTED', 'read-only');
+    await rejects(ro.setNbt('~local_player', '{}'), 'LEVEL_NOT_SUPPORTED', 'read-only');
+    await rejects(ro.setLevelDat('{}'), 'LEVEL_NOT_SUPPORTED', 'read-only');
+    await ro.close();
+    expect(snapshot()).toEqual(before);
+    const levelDat = fs.readFileSync(path.join(dir, 'level.dat'));
+
+    const w = await openWorld(dir, { writable: true });
+    await rejects(w.deleteChunks(0, '0,0:1'), 'LEVEL_INVALID_ARGUMENT', '"1" is not a corner `x,z`');
+    await rejects(w.deleteChunks(0, '500,500:600,600'), 'LEVEL_INVALID_ARGUMENT', 'no chunk of dimension 0 in the selection 500,500:600,600');
+    await rejects(w.prune(0, '500,500:600,600'), 'LEVEL_INVALID_ARGUMENT', 'pruning would delete every chunk');
+    await rejects(w.setNbt('~local_player', '{Pos: [1f, 2]}'), 'LEVEL_INVALID_ARGUMENT', 'snbt: line 1, column 12 (offset 11): list element 2 is a int, the list holds float');
+    await rejects(w.setLevelDat('{LevelName: "x"'), 'LEVEL_INVALID_ARGUMENT', "expected ',' or '}' after a compound entry");
+    await rejects(w.deleteChunks(0, [[1, 2, 3]] as never), 'LEVEL_INVALID_ARGUMENT', 'each area must be');
+    const scan = await w.db.scan();
+    await w.close();
+    expect(fs.readFileSync(path.join(dir, 'level.dat')).equals(levelDat)).toBe(true);
+    const again = await openWorld(dir);
+    expect(await again.db.scan()).toEqual(scan);
+    expect(scan.entries).toBe(376);
+    await again.close();
+  });
+});

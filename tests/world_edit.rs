@@ -1,0 +1,877 @@
+//! The world editor against Mojang's LevelDB, on every shared world (copies in temp folders):
+//! chunk deletion and prune leave exactly the original minus the records of the chosen chunks
+//! (computed here independently from the key bytes), read back by Strata and by Mojang's
+//! LevelDB (PyPI amulet-leveldb), before and after compaction; entities (`digp` +
+//! `actorprefix`) of deleted chunks go, no other does; new tables use ids 0/4 or the world's
+//! own. NBT/SNBT round trips are byte-identical on every NBT record and level.dat; an edit of
+//! one tag changes exactly that tag for an independent reader (PyPI amulet-nbt).
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use strata::bedrock::edit::{Area, Selection};
+use strata::bedrock::{classify, nbt, nbt_edit, snbt, World};
+use strata::{Db, ErrorKind, FsStorage, Options, ReadOptions};
+
+type Entries = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// Copies a folder tree.
+fn copy_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let to = dst.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to);
+        } else {
+            std::fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+}
+
+fn strata_entries(db_dir: &Path) -> Entries {
+    let db = Db::open_path(db_dir.to_str().unwrap(), Options::bedrock().read_only()).unwrap();
+    let mut it = db.iter(&ReadOptions::default());
+    it.seek_to_first();
+    let mut out = Entries::new();
+    while it.valid() {
+        out.insert(it.key().to_vec(), it.value().to_vec());
+        it.next();
+    }
+    it.status().unwrap();
+    out
+}
+
+/// Mojang's LevelDB reads a copy of `db_dir` (it opens as a writer).
+fn mojang_entries(db_dir: &Path) -> Entries {
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("db");
+    copy_tree(db_dir, &copy);
+    let out = tmp.path().join("dump");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/dump_db.py");
+    let o = Command::new(std::env::var("PYTHON").unwrap_or("python3".into()))
+        .arg(script)
+        .arg("amulet")
+        .arg(&copy)
+        .arg(&out)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        o.status.success(),
+        "Mojang's LevelDB could not read {} (run scripts/setup.sh): {}",
+        db_dir.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    common::read_peer_records(&out, true).into_iter().collect()
+}
+
+// ---- the expected deletion, computed from the key bytes (independently of src/bedrock)
+
+const STRING_PREFIXES: [&[u8]; 9] = [
+    b"~local_player",
+    b"player_",
+    b"actorprefix",
+    b"VILLAGE_",
+    b"map_",
+    b"structuretemplate_",
+    b"tickingarea_",
+    b"digp",
+    b"LevelChunkMetaDataDictionary",
+];
+
+/// (x, z, dimension, tag, has y byte) of a chunk-shaped key.
+fn shape(k: &[u8]) -> Option<(i32, i32, i32, u8, bool)> {
+    if STRING_PREFIXES.iter().any(|p| k.starts_with(p)) {
+        return None;
+    }
+    let i = |at: usize| i32::from_le_bytes(k[at..at + 4].try_into().unwrap());
+    match k.len() {
+        9 | 10 => Some((i(0), i(4), 0, k[8], k.len() == 10)),
+        13 | 14 if (1..=2).contains(&i(8)) => Some((i(0), i(4), i(8), k[12], k.len() == 14)),
+        _ => None,
+    }
+}
+
+fn recognised(tag: u8, has_y: bool) -> bool {
+    let known = (0x2B..=0x41).contains(&tag) || tag == 0x76 || tag == 0x77;
+    known && has_y == (tag == 0x2F)
+}
+
+fn digp_of(k: &[u8]) -> Option<(i32, i32, i32)> {
+    let rest = k.strip_prefix(b"digp")?;
+    let i = |at: usize| i32::from_le_bytes(rest[at..at + 4].try_into().unwrap());
+    match rest.len() {
+        8 => Some((i(0), i(4), 0)),
+        12 => Some((i(0), i(4), i(8))),
+        _ => None,
+    }
+}
+
+/// Chunks (x, z) of `dim`: those with a recognised record or a digp.
+fn chunks(entries: &Entries, dim: i32) -> BTreeSet<(i32, i32)> {
+    let mut out = BTreeSet::new();
+    for k in entries.keys() {
+        if let Some((x, z, d, tag, y)) = shape(k) {
+            if d == dim && recognised(tag, y) {
+                out.insert((x, z));
+            }
+        }
+        if let Some((x, z, d)) = digp_of(k) {
+            if d == dim {
+                out.insert((x, z));
+            }
+        }
+    }
+    out
+}
+
+/// The keys the edit must delete: every record of the chunks of `dim` where `doomed`.
+fn doomed_keys(
+    entries: &Entries,
+    dim: i32,
+    doomed: impl Fn(i32, i32) -> bool,
+) -> (BTreeSet<Vec<u8>>, u64) {
+    let existing = chunks(entries, dim);
+    let mut keys = BTreeSet::new();
+    let mut kept_ids = BTreeSet::new();
+    let mut doomed_ids = BTreeSet::new();
+    for (k, v) in entries {
+        if let Some((x, z, d, _, _)) = shape(k) {
+            if d == dim && existing.contains(&(x, z)) && doomed(x, z) {
+                keys.insert(k.clone());
+            }
+        }
+        if let Some((x, z, d)) = digp_of(k) {
+            let ids = v.chunks_exact(8).map(<[u8]>::to_vec);
+            if d == dim && doomed(x, z) {
+                keys.insert(k.clone());
+                doomed_ids.extend(ids);
+            } else {
+                kept_ids.extend(ids);
+            }
+        }
+    }
+    let mut entities = 0;
+    for id in doomed_ids.difference(&kept_ids) {
+        let k = [b"actorprefix".as_slice(), id].concat();
+        if entries.contains_key(&k) {
+            keys.insert(k);
+            entities += 1;
+        }
+    }
+    (keys, entities)
+}
+
+fn minus(entries: &Entries, keys: &BTreeSet<Vec<u8>>) -> Entries {
+    entries
+        .iter()
+        .filter(|(k, _)| !keys.contains(*k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+fn assert_entries(got: &Entries, want: &Entries, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: entry count");
+    let missing: Vec<_> = want
+        .keys()
+        .filter(|k| !got.contains_key(*k))
+        .take(3)
+        .collect();
+    let extra: Vec<_> = got
+        .keys()
+        .filter(|k| !want.contains_key(*k))
+        .take(3)
+        .collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "{what}: missing {missing:x?}, extra {extra:x?}"
+    );
+    assert!(got == want, "{what}: some value differs");
+}
+
+/// The world's folder (or bare db folder) copied into a temp dir; returns (tmp, world root).
+fn world_copy(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join(name);
+    copy_tree(&common::worlds_dir().join(name), &root);
+    (tmp, root)
+}
+
+fn open_writable(root: &Path) -> World {
+    World::open_writable(Arc::new(FsStorage::new()), root.to_str().unwrap()).unwrap()
+}
+
+/// Compacts with Strata, checks every table's block compression ids, returns the contents.
+fn compact_and_check_ids(root: &Path, allowed: &BTreeSet<u8>, what: &str) -> Entries {
+    let db_dir = root.join("db");
+    let db = Db::open_path(db_dir.to_str().unwrap(), Options::bedrock()).unwrap();
+    db.compact_range(None, None).unwrap();
+    for (_, f) in db.version().all_files() {
+        for id in db.table_stats(f).unwrap().compression_ids.keys() {
+            assert!(allowed.contains(id), "{what}: a table holds block id {id}");
+        }
+    }
+    db.close().unwrap();
+    strata_entries(&db_dir)
+}
+
+fn allowed_ids(w: &common::World) -> BTreeSet<u8> {
+    let mut ids: BTreeSet<u8> = [0, 4].into();
+    ids.extend(
+        w.compression_ids
+            .split(',')
+            .filter_map(|s| s.parse::<u8>().ok()),
+    );
+    ids
+}
+
+/// The dimension an edit of this world works on: the Overworld when it has chunks.
+fn edit_dimension(entries: &Entries) -> i32 {
+    (0..=2).find(|d| !chunks(entries, *d).is_empty()).unwrap()
+}
+
+#[test]
+fn delete_chunks_on_every_world_matches_mojang() {
+    let mut rows = Vec::new();
+    for w in common::worlds() {
+        let (_tmp, root) = world_copy(&w.name);
+        let db_dir = root.join("db");
+        let before = strata_entries(&db_dir);
+        assert_eq!(before.len() as u64, w.expected.entries, "{}", w.name);
+        let dim = edit_dimension(&before);
+        let &(x, z) = chunks(&before, dim).iter().next().unwrap();
+        let area = Selection::new(vec![Area::new(x - 1, z - 1, x + 1, z + 1)]);
+        let (keys, entities) = doomed_keys(&before, dim, |cx, cz| area.contains(cx, cz));
+        let want = minus(&before, &keys);
+        let bytes: u64 = keys
+            .iter()
+            .map(|k| (k.len() + before[k].len()) as u64)
+            .sum();
+        let level_dat = std::fs::read(root.join("level.dat")).ok();
+
+        let world = open_writable(&root);
+        let report = world.delete_chunks(dim, &area).unwrap();
+        world.close().unwrap();
+        let n_chunks = chunks(&before, dim)
+            .iter()
+            .filter(|(a, b)| area.contains(*a, *b))
+            .count();
+        assert_eq!(
+            (report.chunks, report.records, report.bytes, report.entities),
+            (n_chunks as u64, keys.len() as u64, bytes, entities),
+            "{}",
+            w.name
+        );
+        assert_entries(
+            &strata_entries(&db_dir),
+            &want,
+            &format!("{} strata", w.name),
+        );
+        assert_entries(
+            &mojang_entries(&db_dir),
+            &want,
+            &format!("{} mojang", w.name),
+        );
+        let compacted = compact_and_check_ids(&root, &allowed_ids(&w), &w.name);
+        assert_entries(&compacted, &want, &format!("{} compacted", w.name));
+        assert_eq!(
+            std::fs::read(root.join("level.dat")).ok(),
+            level_dat,
+            "{}",
+            w.name
+        );
+        rows.push((
+            w.name.clone(),
+            dim,
+            report.chunks,
+            report.records,
+            report.entities,
+        ));
+    }
+    let summary: Vec<String> = rows
+        .iter()
+        .map(|(n, d, c, r, e)| format!("{n}:{d}:{c}:{r}:{e}"))
+        .collect();
+    println!("{}", summary.join("\n"));
+    // Exact figures per world: name:dimension:chunks:records:entities.
+    assert_eq!(summary, DELETE_FIGURES, "{summary:#?}");
+}
+
+const DELETE_FIGURES: [&str; 15] = [
+    "amulet_1_16:0:2:20:0",
+    "amulet_1_17_20_caves_and_cliffs:0:2:28:0",
+    "amulet_1_17_20_vanilla:0:2:24:0",
+    "amulet_1_17_40_superflat:0:5:20:0",
+    "amulet_1_17_40_vanilla:0:1:8:0",
+    "amulet_1_18_superflat:0:1:6:0",
+    "amulet_1_18_updated_superflat:0:5:20:0",
+    "amulet_1_18_vanilla:0:1:14:0",
+    "bedrock_provider_mctestdb:0:5:25:0",
+    "mcpe_0_11_mcedit_testdb:0:4:8:0",
+    "minet_testworld:0:1:9:0",
+    "rbedrock_example1:0:4:44:0",
+    "rbedrock_example2_2022:0:1:12:0",
+    "rbedrock_example2_2025:0:3:41:2",
+    "rbedrock_example3:0:3:36:2",
+];
+
+#[test]
+fn prune_on_every_world_matches_mojang() {
+    let mut rows = Vec::new();
+    for w in common::worlds() {
+        let (_tmp, root) = world_copy(&w.name);
+        let db_dir = root.join("db");
+        let before = strata_entries(&db_dir);
+        let dim = edit_dimension(&before);
+        let list: Vec<(i32, i32)> = chunks(&before, dim).into_iter().collect();
+        let (mx, mz) = list[list.len() / 2];
+        let (lx, lz) = list[list.len() - 1];
+        let keep = Selection::parse(&format!(
+            "{},{}:{},{};{lx},{lz}",
+            mx - 3,
+            mz - 3,
+            mx + 3,
+            mz + 3
+        ))
+        .unwrap();
+        let (keys, entities) = doomed_keys(&before, dim, |cx, cz| !keep.contains(cx, cz));
+        let want = minus(&before, &keys);
+
+        let world = open_writable(&root);
+        let report = world.prune(dim, &keep, false).unwrap();
+        world.close().unwrap();
+        assert_eq!(
+            (report.records, report.entities),
+            (keys.len() as u64, entities),
+            "{}",
+            w.name
+        );
+        let kept = chunks(&want, dim);
+        assert!(
+            kept.iter().all(|(a, b)| keep.contains(*a, *b)),
+            "{}",
+            w.name
+        );
+        assert_eq!(report.chunks_left, kept.len() as u64, "{}", w.name);
+        assert_entries(
+            &strata_entries(&db_dir),
+            &want,
+            &format!("{} strata", w.name),
+        );
+        let compacted = compact_and_check_ids(&root, &allowed_ids(&w), &w.name);
+        assert_entries(&compacted, &want, &format!("{} compacted", w.name));
+        assert_entries(
+            &mojang_entries(&db_dir),
+            &want,
+            &format!("{} mojang", w.name),
+        );
+        rows.push(format!(
+            "{}:{dim}:{}:{}:{}:{}",
+            w.name, report.chunks, report.chunks_left, report.records, report.entities
+        ));
+    }
+    println!("{}", rows.join("\n"));
+    // name:dimension:chunks deleted:chunks left:records:entities.
+    assert_eq!(rows, PRUNE_FIGURES, "{rows:#?}");
+}
+
+const PRUNE_FIGURES: [&str; 15] = [
+    "amulet_1_16:0:404:32:3865:0",
+    "amulet_1_17_20_caves_and_cliffs:0:161:21:2157:0",
+    "amulet_1_17_20_vanilla:0:34:48:373:0",
+    "amulet_1_17_40_superflat:0:33:39:132:0",
+    "amulet_1_17_40_vanilla:0:198:18:1593:0",
+    "amulet_1_18_superflat:0:1:5:6:0",
+    "amulet_1_18_updated_superflat:0:33:39:132:0",
+    "amulet_1_18_vanilla:0:6170:50:46927:0",
+    "bedrock_provider_mctestdb:0:11:46:55:0",
+    "mcpe_0_11_mcedit_testdb:0:227:29:502:0",
+    "minet_testworld:0:1233:44:10769:0",
+    "rbedrock_example1:0:55:50:600:0",
+    "rbedrock_example2_2022:0:0:1:0:0",
+    "rbedrock_example2_2025:0:47:16:860:41",
+    "rbedrock_example3:0:9:15:130:3",
+];
+
+#[test]
+fn refused_edits_write_nothing() {
+    let (_tmp, root) = world_copy("rbedrock_example3");
+    let db_dir = root.join("db");
+    let before = strata_entries(&db_dir);
+    let files = |dir: &Path| -> BTreeMap<std::ffi::OsString, Vec<u8>> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_type().unwrap().is_file())
+            .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
+            .collect()
+    };
+    let (db_files, root_files) = (files(&db_dir), files(&root));
+    let ro = World::open(Arc::new(FsStorage::new()), root.to_str().unwrap()).unwrap();
+    let all = Selection::parse("-100000,-100000:100000,100000").unwrap();
+    for e in [
+        ro.delete_chunks(0, &all).unwrap_err(),
+        ro.prune(0, &Selection::parse("0,0").unwrap(), true)
+            .unwrap_err(),
+        ro.set_snbt(b"~local_player", "{}").unwrap_err(),
+        ro.set_level_dat_snbt("{}").unwrap_err(),
+    ] {
+        assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+        assert!(e.to_string().contains("read-only"), "{e}");
+    }
+    drop(ro);
+    // A read-only world's files are untouched, byte for byte.
+    assert!(files(&db_dir) == db_files && files(&root) == root_files);
+    let world = open_writable(&root);
+    let far = Selection::parse("1000000,1000000:1000010,1000010").unwrap();
+    let e = world.delete_chunks(0, &far).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(
+        e.to_string()
+            .contains("no chunk of dimension 0 in the selection 1000000,1000000:1000010,1000010"),
+        "{e}"
+    );
+    let e = world.prune(0, &far, false).unwrap_err();
+    assert!(
+        e.to_string().contains("pruning would delete every chunk"),
+        "{e}"
+    );
+    assert_eq!(
+        world.delete_chunks(5, &far).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    let e = world.set_snbt(b"~local_player", "{a:1,,}").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Invalid argument: snbt: line 1, column 6 (offset 5): expected a name or '}' in a compound, found ','"
+    );
+    let e = world.set_level_dat_snbt("{LevelName:\"x\"").unwrap_err();
+    assert!(e.to_string().contains("expected ',' or '}'"), "{e}");
+    world.close().unwrap();
+    assert_entries(&strata_entries(&db_dir), &before, "after refused edits");
+    let level_dat = std::fs::read(root.join("level.dat")).unwrap();
+    assert_eq!(
+        level_dat,
+        std::fs::read(common::worlds_dir().join("rbedrock_example3/level.dat")).unwrap()
+    );
+}
+
+#[test]
+fn snbt_round_trip_is_byte_identical_on_every_world() {
+    let mut rows = Vec::new();
+    for w in common::worlds() {
+        let root = common::worlds_dir().join(&w.name);
+        let entries = strata_entries(&root.join("db"));
+        let (mut n, mut refused) = (0, 0);
+        for (k, v) in &entries {
+            if nbt::read_all(v).is_err() {
+                continue;
+            }
+            // Values that parse as NBT but would not survive the round trip are refused (only
+            // binary records that parse by accident); every other one is byte-identical.
+            let Ok(roots) = nbt_edit::editable_roots(v) else {
+                assert_eq!(
+                    classify(k).label(),
+                    "chunk:SubChunkPrefix",
+                    "{} {k:x?}",
+                    w.name
+                );
+                refused += 1;
+                continue;
+            };
+            let text = snbt::to_snbt(&roots);
+            let back = snbt::parse(&text).unwrap_or_else(|e| panic!("{} {k:x?}: {e}", w.name));
+            assert!(snbt::encode(&back) == *v, "{} {k:x?}: bytes differ", w.name);
+            n += 1;
+        }
+        let mut level = 0;
+        for file in ["level.dat", "level.dat_old"] {
+            let Ok(data) = std::fs::read(root.join(file)) else {
+                continue;
+            };
+            let (version, body) = nbt_edit::split_level_dat(&data).unwrap();
+            let text = snbt::to_snbt(&nbt::read_all(body).unwrap());
+            let again = nbt_edit::encode_level_dat(version, &snbt::parse(&text).unwrap());
+            assert!(again == data, "{} {file}: bytes differ", w.name);
+            level += 1;
+        }
+        rows.push(format!("{}:{n}:{refused}:{level}", w.name));
+    }
+    println!("{}", rows.join("\n"));
+    // name:NBT records:refused records:level.dat files.
+    assert_eq!(rows, SNBT_FIGURES, "{rows:#?}");
+}
+
+const SNBT_FIGURES: [&str; 15] = [
+    "amulet_1_16:143:0:2",
+    "amulet_1_17_20_caves_and_cliffs:59:0:2",
+    "amulet_1_17_20_vanilla:19:0:2",
+    "amulet_1_17_40_superflat:11:0:2",
+    "amulet_1_17_40_vanilla:93:0:2",
+    "amulet_1_18_superflat:11:0:2",
+    "amulet_1_18_updated_superflat:9:0:2",
+    "amulet_1_18_vanilla:748:0:2",
+    "bedrock_provider_mctestdb:9:0:0",
+    "mcpe_0_11_mcedit_testdb:49:0:2",
+    "minet_testworld:427:2:0",
+    "rbedrock_example1:44:0:2",
+    "rbedrock_example2_2022:9:0:2",
+    "rbedrock_example2_2025:96:0:2",
+    "rbedrock_example3:26:0:2",
+];
+
+fn nbt_diff(old: &Path, new: &Path, skip: usize) -> Vec<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/nbt_diff.py");
+    let o = Command::new(std::env::var("PYTHON").unwrap_or("python3".into()))
+        .arg(script)
+        .arg(old)
+        .arg(new)
+        .arg(skip.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "amulet-nbt failed (run scripts/setup.sh): {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// Replaces the first line of `text` starting (after indentation) with `starts`.
+fn replace_line(text: &str, starts: &str, with: &str) -> String {
+    let mut done = false;
+    text.lines()
+        .map(|l| {
+            if !done && l.trim_start().starts_with(starts) {
+                done = true;
+                format!("{}{with}", &l[..l.len() - l.trim_start().len()])
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn an_edit_of_one_tag_changes_exactly_that_tag() {
+    let (tmp, root) = world_copy("amulet_1_18_vanilla");
+    let world = open_writable(&root);
+    // level.dat: one nested field and one top-level field.
+    let text = world.level_dat_snbt().unwrap();
+    let edited = replace_line(
+        &text,
+        "LevelName:",
+        "LevelName: \"Edited \\\"by\\\" Strata ✓\",",
+    );
+    let edited = replace_line(&edited, "RandomSeed:", "RandomSeed: -42L,");
+    assert_ne!(edited, text);
+    let old = tmp.path().join("level.dat.orig");
+    std::fs::copy(root.join("level.dat"), &old).unwrap();
+    assert!(world.set_level_dat_snbt(&edited).unwrap().changed);
+    assert_eq!(
+        nbt_diff(&old, &root.join("level.dat"), 8),
+        ["/LevelName", "/RandomSeed"]
+    );
+    let dat = world.level_dat().unwrap().unwrap();
+    assert_eq!(dat.name.as_deref(), Some("Edited \"by\" Strata ✓"));
+    assert_eq!((dat.seed, dat.storage_version), (Some(-42), 8));
+    // The same text again: nothing written.
+    let report = world
+        .set_level_dat_snbt(&world.level_dat_snbt().unwrap())
+        .unwrap();
+    assert!(!report.changed);
+
+    // A db record: the local player's position (a list of floats).
+    let key = b"~local_player";
+    let before = world
+        .db()
+        .get(&ReadOptions::default(), key)
+        .unwrap()
+        .unwrap();
+    let text = world.snbt(key).unwrap().unwrap();
+    let pos = text.find("Pos: [").unwrap();
+    let end = pos + text[pos..].find(']').unwrap();
+    let edited = format!("{}Pos: [1.5f, 70.0f, -2.25f{}", &text[..pos], &text[end..]);
+    assert!(world.set_snbt(key, &edited).unwrap().changed);
+    let after = world
+        .db()
+        .get(&ReadOptions::default(), key)
+        .unwrap()
+        .unwrap();
+    assert_eq!(after.len(), before.len());
+    let (a, b) = (tmp.path().join("a.nbt"), tmp.path().join("b.nbt"));
+    std::fs::write(&a, &before).unwrap();
+    std::fs::write(&b, &after).unwrap();
+    let diff = nbt_diff(&a, &b, 0);
+    assert!(
+        !diff.is_empty() && diff.iter().all(|p| p.starts_with("/Pos/")),
+        "{diff:?}"
+    );
+    assert!(!world.set_snbt(key, &edited).unwrap().changed);
+    world.close().unwrap();
+    // Mojang's LevelDB reads the edited record.
+    let mojang = mojang_entries(&root.join("db"));
+    assert!(mojang[&key.to_vec()] == after);
+}
+
+// ---- the CLI: strata world delete-chunks | prune | nbt | set-nbt | export
+
+fn strata(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn unzip(zip: &Path, dest: &Path) -> Vec<String> {
+    let o = Command::new("python3")
+        .args(["-c", "import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\nz.extractall(sys.argv[2])\nprint('\\n'.join(f'{i.filename} {i.compress_type}' for i in z.infolist()))"])
+        .arg(zip)
+        .arg(dest)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// Every file of a tree with its bytes.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().into_string().unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            for (k, v) in tree(&entry.path()) {
+                out.insert(format!("{name}/{k}"), v);
+            }
+        } else {
+            out.insert(name, std::fs::read(entry.path()).unwrap());
+        }
+    }
+    out
+}
+
+#[test]
+fn cli_prune_a_mcworld_then_edit_level_dat_then_export() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = |n: &str| tmp.path().join(n).to_str().unwrap().to_string();
+    let src_zip = common::worlds_dir().join("rbedrock_example3.mcworld");
+    let zip_before = std::fs::read(&src_zip).unwrap();
+    let before = strata_entries(&common::worlds_dir().join("rbedrock_example3/db"));
+    let keep = Selection::parse("-2,-2:2,2").unwrap();
+    let (keys, entities) = doomed_keys(&before, 0, |x, z| !keep.contains(x, z));
+    let want = minus(&before, &keys);
+    assert_eq!((keys.len(), entities), (249, 7));
+
+    // A .mcworld needs --out; it is never rewritten.
+    let src = src_zip.to_str().unwrap();
+    let (code, _, err) = strata(&[
+        "world",
+        "prune",
+        src,
+        "--dimension",
+        "0",
+        "--keep",
+        "-2,-2:2,2",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("is a .mcworld, which is never rewritten"),
+        "{err}"
+    );
+    let (code, out, err) = strata(&[
+        "world",
+        "prune",
+        src,
+        "--dimension",
+        "0",
+        "--keep",
+        "-2,-2:2,2",
+        "--out",
+        &t("p.mcworld"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("17 chunks of dimension 0 deleted (249 records, 436654 bytes, 7 entities), 7 chunks left"),
+        "{out}"
+    );
+    assert!(std::fs::read(&src_zip).unwrap() == zip_before);
+    let entries = unzip(
+        tmp.path().join("p.mcworld").as_path(),
+        &tmp.path().join("p"),
+    );
+    // Tables stored (8 = deflated, 0 = stored), the rest deflated.
+    assert!(entries.iter().any(|e| e.ends_with(".ldb 0")), "{entries:?}");
+    assert!(entries.contains(&"level.dat 8".to_string()), "{entries:?}");
+    assert!(
+        entries.contains(&"levelname.txt 8".to_string()),
+        "{entries:?}"
+    );
+    assert_entries(
+        &mojang_entries(&tmp.path().join("p/db")),
+        &want,
+        "pruned .mcworld",
+    );
+
+    // level.dat through SNBT: print, edit one field, write into a new .mcworld.
+    let (code, text, err) = strata(&["world", "nbt", &t("p.mcworld"), "level.dat"]);
+    assert_eq!(code, 0, "{err}");
+    let edited = replace_line(&text, "LevelName:", "LevelName: \"Pruned by Strata\",");
+    std::fs::write(t("level.snbt"), &edited).unwrap();
+    let (code, out, err) = strata(&[
+        "world",
+        "set-nbt",
+        &t("p.mcworld"),
+        "level.dat",
+        "--snbt",
+        &t("level.snbt"),
+        "--out",
+        &t("e.mcworld"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("level.dat: written"), "{out}");
+    unzip(
+        tmp.path().join("e.mcworld").as_path(),
+        &tmp.path().join("e"),
+    );
+    assert_eq!(
+        nbt_diff(
+            &tmp.path().join("p/level.dat"),
+            &tmp.path().join("e/level.dat"),
+            8
+        ),
+        ["/LevelName"]
+    );
+    let name = Command::new("python3")
+        .args(["-c", "import sys, amulet_nbt\nd = open(sys.argv[1], 'rb').read()\nprint(amulet_nbt.load(d[8:], little_endian=True).compound['LevelName'].py_str)"])
+        .arg(tmp.path().join("e/level.dat"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&name.stdout).trim(),
+        "Pruned by Strata"
+    );
+    assert_entries(
+        &mojang_entries(&tmp.path().join("e/db")),
+        &want,
+        "edited .mcworld",
+    );
+
+    // Hostile input: nothing written, clear messages.
+    std::fs::write(t("bad.snbt"), "{\n  LevelName: \"x\"\n  Other: 1\n}").unwrap();
+    let (code, _, err) = strata(&[
+        "world",
+        "set-nbt",
+        &t("p.mcworld"),
+        "level.dat",
+        "--snbt",
+        &t("bad.snbt"),
+        "--out",
+        &t("x.mcworld"),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("snbt: line 3, column 3 (offset 21): expected ',' or '}' after a compound entry, found 'O'"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("x.mcworld").exists());
+    let (code, _, err) = strata(&[
+        "world",
+        "delete-chunks",
+        &t("p.mcworld"),
+        "--dimension",
+        "0",
+        "--area",
+        "0,0:1",
+        "--out",
+        &t("y"),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("\"1\" is not a corner `x,z`"), "{err}");
+    let (code, _, err) = strata(&[
+        "world",
+        "delete-chunks",
+        &t("p.mcworld"),
+        "--dimension",
+        "0",
+        "--area",
+        "500,500:600,600",
+        "--out",
+        &t("y"),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("no chunk of dimension 0 in the selection 500,500:600,600"),
+        "{err}"
+    );
+}
+
+#[test]
+fn cli_delete_in_place_and_export_never_touch_the_original() {
+    let (tmp, root) = world_copy("rbedrock_example2_2025");
+    let r = root.to_str().unwrap();
+    let before = strata_entries(&root.join("db"));
+    let area = Selection::parse("0,0:3,3;-4,-4").unwrap();
+    let (keys, entities) = doomed_keys(&before, 0, |x, z| area.contains(x, z));
+    let want = minus(&before, &keys);
+    // An editing command on a folder edits it in place.
+    let (code, out, err) = strata(&[
+        "world",
+        "delete-chunks",
+        r,
+        "--dimension",
+        "0",
+        "--area",
+        "0,0:3,3;-4,-4",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("({} records, ", keys.len())), "{out}");
+    assert!(out.contains(&format!(", {entities} entities)")), "{out}");
+    assert_entries(&strata_entries(&root.join("db")), &want, "in place");
+    // Export compacts a copy: the folder is untouched, byte for byte.
+    let files = tree(&root);
+    let zip = tmp.path().join("w.mcworld");
+    let (code, out, err) = strata(&["world", "export", r, "--out", zip.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(" files, "), "{out}");
+    assert!(tree(&root) == files, "export changed the original");
+    assert!(!tmp.path().join("w.mcworld.strata-tmp").exists());
+    let names = unzip(&zip, &tmp.path().join("u"));
+    let unzipped = tree(&tmp.path().join("u"));
+    for f in [
+        "level.dat",
+        "levelname.txt",
+        "world_icon.jpeg",
+        "level.dat_old",
+    ] {
+        assert!(unzipped[f] == files[f], "{f}");
+    }
+    assert!(names.iter().all(|n| !n.contains("LOCK")), "{names:?}");
+    assert_entries(&mojang_entries(&tmp.path().join("u/db")), &want, "exported");
+    // The compacted export holds no deleted record: one table per level at most, nothing in
+    // the log.
+    let logs: u64 = unzipped
+        .iter()
+        .filter(|(k, _)| k.ends_with(".log"))
+        .map(|(_, v)| v.len() as u64)
+        .sum();
+    assert_eq!(logs, 0);
+}
