@@ -13,7 +13,7 @@
 # 3. Mojang's LevelDB (amulet-leveldb, bench/prune_mojang.py prune): open, collect the same
 #    keys, delete them (one call per key: amulet-leveldb has no batch delete), compact, close.
 # 4. Fails unless both pruned worlds have identical contents (strata scan --json: entries,
-#    bytes, CRC-32C). Prints the figures and writes bench/results/prune-<UTC date>.json.
+#    bytes, CRC-32C). Prints the figures and writes $RESULTS_DIR/prune-<UTC date>.json.
 # One run of each (a fresh copy per engine); sizes: the original db, the pruned+compacted db,
 # the .mcworld.
 set -euo pipefail
@@ -71,7 +71,8 @@ if [[ "$a" != "$b" ]]; then
 fi
 echo "contents identical: $a"
 
-out=bench/results/prune-$(date -u +%F).json
+source bench/results_dir.sh
+out=$RESULTS_DIR/prune-$(date -u +%F).json
 cat > "$out" <<JSON
 {
   "world": "$(basename "$WORLD")",
