@@ -293,3 +293,60 @@ fn bench_runs_db_bench_workloads_in_its_format() {
     );
     assert!(lines[1].contains("\"ops\":500,"), "{}", lines[1]);
 }
+
+#[test]
+fn every_command_has_a_help_page_and_usage_errors_name_the_command() {
+    for cmd in [
+        "scan",
+        "get",
+        "dump",
+        "info",
+        "verify",
+        "put",
+        "delete",
+        "compact",
+        "repair",
+        "bench",
+        "gen-world",
+        "world",
+    ] {
+        for how in [vec![cmd, "--help"], vec!["help", cmd]] {
+            let o = strata(&how);
+            assert!(o.status.success(), "{how:?}");
+            let text = stdout(&o);
+            assert!(
+                text.starts_with(&format!("usage: strata {cmd}")),
+                "{how:?}: {text}"
+            );
+            assert!(text.contains("\nexample: strata "), "{how:?}");
+        }
+    }
+    for sub in [
+        "info",
+        "map",
+        "chunks",
+        "nbt",
+        "set-nbt",
+        "delete-chunks",
+        "prune",
+        "export",
+    ] {
+        let o = strata(&["world", sub, "--help"]);
+        assert!(o.status.success(), "{sub}");
+        assert!(
+            stdout(&o).starts_with(&format!("usage: strata world {sub}")),
+            "{sub}"
+        );
+    }
+    // A usage error names the command and shows its page; an engine error names it too.
+    let o = strata(&["put", "/nonexistent-db"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("strata put: "), "{err}");
+    assert!(err.contains("usage: strata put DB_DIR KEY VALUE"), "{err}");
+    let o = strata(&["get", "/nonexistent-db", "k"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).starts_with("strata get: "));
+    let o = strata(&["help", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -6,6 +6,7 @@
 mod args;
 mod bench;
 mod commands;
+mod help;
 mod world;
 
 use std::process::ExitCode;
@@ -44,7 +45,7 @@ fn default_sigpipe() {
 fn default_sigpipe() {}
 
 const USAGE: &str = "\
-usage: strata <command> [options]
+usage: strata <command> [options]      (strata <command> --help: the command's page)
 
 commands:
   scan [--json] [--timing] [--readahead-threads N] DB_DIR
@@ -97,6 +98,33 @@ fn main() -> ExitCode {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
+    // `strata CMD --help`, `strata world SUB --help`, `strata help [CMD [SUB]]`.
+    let sub = (command == "world")
+        .then(|| {
+            rest.first()
+                .filter(|s| !s.starts_with('-'))
+                .map(String::as_str)
+        })
+        .flatten();
+    if command == "help" && !rest.is_empty() {
+        let sub = rest.get(1).map(String::as_str);
+        return match help::page(&rest[0], sub) {
+            Some(page) => {
+                println!("{page}");
+                ExitCode::SUCCESS
+            }
+            None => {
+                eprintln!("strata: no command {:?}\n\n{USAGE}", rest[0]);
+                ExitCode::from(2)
+            }
+        };
+    }
+    if help::asked(rest) {
+        if let Some(page) = help::page(command, sub) {
+            println!("{page}");
+            return ExitCode::SUCCESS;
+        }
+    }
     let result = match command.as_str() {
         "scan" => commands::scan(rest),
         "get" => commands::get(rest),
@@ -118,14 +146,20 @@ fn main() -> ExitCode {
             "unknown command {other:?}"
         ))),
     };
+    // Errors name the command; a usage error shows that command's page (what to type).
+    let name = match sub {
+        Some(sub) => format!("{command} {sub}"),
+        None => command.clone(),
+    };
     match result {
         Ok(code) => code,
         Err(commands::CliError::Usage(msg)) => {
-            eprintln!("strata: {msg}\n\n{USAGE}");
+            let page = help::page(command, sub).unwrap_or(USAGE);
+            eprintln!("strata {name}: {msg}\n\n{page}");
             ExitCode::from(2)
         }
         Err(commands::CliError::Engine(e)) => {
-            eprintln!("strata: {e}");
+            eprintln!("strata {name}: {e}");
             ExitCode::from(1)
         }
     }
