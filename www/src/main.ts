@@ -27,6 +27,7 @@ import {
 import { Cancelled, forget, importFolder, importedWorlds } from './imported.js';
 import type { Unzipped } from './unzip.js';
 
+import { Editor } from './editor/editor.js';
 import { Inspector } from './inspector.js';
 import { KeyBrowser } from './keys.js';
 import { MapView, type Marker } from './map-view.js';
@@ -47,6 +48,12 @@ const inspector = new Inspector($('inspector'), $('inspector-title'), $<HTMLULis
 const keyBrowser = new KeyBrowser($('keys-section'), $<HTMLUListElement>('key-list'), $('key-view'), $('key-count'));
 
 let world: World | undefined;
+/** Where the open world came from, so that the first edit can reopen it writable on a copy. */
+type Source =
+  | { kind: 'bytes'; bytes: Uint8Array }
+  | { kind: 'opfs'; location: string }
+  | { kind: 'files'; files: PickedFile[]; root: string };
+let source: Source | undefined;
 let players: Array<Marker & { dimension: number }> = [];
 let summary: WorldSummary | undefined;
 let generation = 0;
@@ -108,8 +115,12 @@ async function openOpfsWorld(location: string): Promise<World> {
 }
 
 const mapView = new MapView($<HTMLCanvasElement>('map'), $('coords'), {
-  onChunkClick: (x, z) => {
+  onChunkClick: (x, z, ev?: MouseEvent) => {
     if (!world) return;
+    if (ev && (ev.ctrlKey || ev.metaKey)) {
+      editor.toggle(x, z);
+      return;
+    }
     const w = world;
     inspector.show(w, Number(dimensionSel.value) as 0 | 1 | 2, x, z).catch((e: unknown) => showError(describe(e, 'the chunk')));
   },
@@ -186,6 +197,7 @@ function clearWorldView(): void {
   delete $('map').dataset.chunks;
   $('summary-section').hidden = true;
   $('map-section').hidden = true;
+  $('editor-section').hidden = true;
   inspector.clear();
   keyBrowser.attach(undefined);
   players = [];
@@ -284,6 +296,7 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     const first = s.chunks.findIndex((n) => n > 0);
     dimensionSel.value = String(first < 0 ? 0 : first);
     await showMap(gen);
+    await editor.attach(w);
   } catch (e) {
     if (gen === generation) showError(describe(e, label));
   }
@@ -379,7 +392,10 @@ async function importAndOpen(files: PickedFile[], root: string): Promise<void> {
       () => cancelImport,
     );
     renderImported();
-    if (gen === generation) await load(`“${w.name}” (browser storage)`, () => openOpfsWorld(w.location));
+    if (gen === generation) {
+      source = { kind: 'opfs', location: w.location };
+      await load(`“${w.name}” (browser storage)`, () => openOpfsWorld(w.location));
+    }
   } catch (e) {
     if (gen === generation) showError(e instanceof Cancelled ? 'The import was cancelled; nothing was kept.' : describe(e, `the folder “${root}”`));
   } finally {
@@ -399,7 +415,10 @@ function renderImported(): void {
       open.type = 'button';
       open.className = 'open-imported';
       open.textContent = 'Open';
-      open.addEventListener('click', () => void load(`“${w.name}” (browser storage)`, () => openOpfsWorld(w.location)));
+      open.addEventListener('click', () => {
+        source = { kind: 'opfs', location: w.location };
+        void load(`“${w.name}” (browser storage)`, () => openOpfsWorld(w.location));
+      });
       const del = document.createElement('button');
       del.type = 'button';
       del.className = 'delete-imported';
@@ -434,6 +453,7 @@ function openFolder(files: PickedFile[], label: string): void {
     void importAndOpen(files, root);
     return;
   }
+  source = { kind: 'files', files, root };
   void load(`the folder “${root}”`, () => openWorld(root, { storage: 'files', files }));
 }
 
@@ -483,7 +503,11 @@ function openZip(file: File): void {
     void importZipAndOpen(file);
     return;
   }
-  void load(`“${file.name}”`, async () => openMcworld(new Uint8Array(await file.arrayBuffer())));
+  void load(`“${file.name}”`, async () => {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    source = { kind: 'bytes', bytes };
+    return openMcworld(bytes);
+  });
 }
 
 $('open-folder-button').addEventListener('click', () => {
@@ -579,9 +603,60 @@ $('open-demo').addEventListener('click', () => {
   void load('the demo world', async () => {
     const r = await fetch('./demo.mcworld');
     if (!r.ok) throw new Error(`demo world: HTTP ${r.status}`);
-    return openMcworld(new Uint8Array(await r.arrayBuffer()));
+    const bytes = new Uint8Array(await r.arrayBuffer());
+    source = { kind: 'bytes', bytes };
+    return openMcworld(bytes);
   });
 });
+
+// The editor: the first edit reopens the world writable on a copy; the original is never written.
+const editor = new Editor(
+  {
+    world: () => world,
+    dimension: () => Number(dimensionSel.value) as 0 | 1 | 2,
+    writable: async () => {
+      if (world?.writable) return world;
+      const src = source;
+      if (!src) throw new Error('no world is open');
+      await closeWorld();
+      let w: World;
+      if (src.kind === 'bytes') {
+        w = await openMcworld(src.bytes, { writable: true });
+      } else if (src.kind === 'opfs') {
+        w = await openWorld(src.location, { storage: 'opfs', writable: true });
+      } else {
+        say(`Copying “${src.root}” into browser storage to edit it there…`, 'busy');
+        const copy = await importFolder(src.files, src.root, () => {}, () => false);
+        renderImported();
+        source = { kind: 'opfs', location: copy.location };
+        w = await openWorld(copy.location, { storage: 'opfs', writable: true });
+      }
+      world = w;
+      return w;
+    },
+    refresh: async (w, label) => {
+      world = undefined; // load() closes the current world; this one stays open
+      await load(label, async () => w);
+    },
+    say,
+    fail: (e, what) => showError(describe(e, what)),
+    busy: (on) => setState(on ? 'loading' : 'ready'),
+  },
+  {
+    section: $('editor-section'),
+    selection: $<HTMLInputElement>('selection'),
+    map: $('map'),
+    deleteBtn: $<HTMLButtonElement>('delete-chunks'),
+    pruneBtn: $<HTMLButtonElement>('prune'),
+    exportBtn: $<HTMLButtonElement>('export-mcworld'),
+    dialog: $<HTMLDialogElement>('confirm-dialog'),
+    dialogText: $('confirm-text'),
+    confirm: $<HTMLButtonElement>('confirm'),
+    cancel: $<HTMLButtonElement>('confirm-cancel'),
+    staged: $('selection-count'),
+  },
+);
+dimensionSel.addEventListener('change', () => void editor.attach(world));
 
 renderImported();
 say('Open a world folder or a .mcworld to begin.');

@@ -10,7 +10,8 @@
 import type { MapImage } from 'strata-level/browser';
 
 export interface MapCallbacks {
-  onChunkClick(x: number, z: number): void;
+  /** A click on chunk (x, z); `ev` tells the modifier keys (ctrl-click selects). */
+  onChunkClick(x: number, z: number, ev?: MouseEvent): void;
   /** Tiles for chunks not fetched yet; resolves with those that have block data. */
   fetchTiles(chunks: Array<[number, number]>): Promise<Map<string, Uint8Array>>;
 }
@@ -68,7 +69,7 @@ export class MapView {
       this.drag = undefined;
       if (d && !d.moved) {
         const [bx, bz] = this.blockAt(...this.canvasPoint(e));
-        this.cb.onChunkClick(Math.floor(bx / 16), Math.floor(bz / 16));
+        this.cb.onChunkClick(Math.floor(bx / 16), Math.floor(bz / 16), e);
       }
     });
   }
