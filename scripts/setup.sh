@@ -80,6 +80,11 @@ fi
 if [ ! -x /usr/bin/chromium ]; then
   say "installing chromium (Debian)"; apt_install chromium
 fi
+# Firefox for the browser suites that run beyond Chromium (js/test/firefox.test.ts), driven by
+# puppeteer-core over WebDriver BiDi: Debian's firefox-esr, never a downloaded browser.
+if [ ! -x /usr/bin/firefox-esr ]; then
+  say "installing firefox-esr (Debian)"; apt_install firefox-esr
+fi
 
 # The npm package's dev tools (TypeScript, vitest, tape, playwright-core, binaryen, peers).
 if [ ! -f js/node_modules/.package-lock.json ] || [ js/package-lock.json -nt js/node_modules/.package-lock.json ]; then

@@ -31,7 +31,7 @@ while [ $(( $(date +%s) - start )) -lt "$SECONDS_WANTED" ]; do
       echo "[stress] FAILED in run $((runs + 1)) ($(basename "$b")) after $(( $(date +%s) - start )) s"
       exit 1
     fi
-    n=$(grep -o '[0-9]* threads, [0-9]* operations' "$OUT/last.log" | head -1 | awk '{print $3}')
+    n=$(grep -o '[0-9]* threads, [0-9]* operations' "$OUT/last.log" | head -1 | awk '{print $3}' || true)
     ops=$((ops + ${n:-0}))
     runs=$((runs + 1))
   done

@@ -295,8 +295,8 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     players = await playerMarkers(w);
     const first = s.chunks.findIndex((n) => n > 0);
     dimensionSel.value = String(first < 0 ? 0 : first);
-    await showMap(gen);
     await editor.attach(w);
+    await showMap(gen);
   } catch (e) {
     if (gen === generation) showError(describe(e, label));
   }

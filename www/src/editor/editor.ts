@@ -44,6 +44,7 @@ export interface EditorHost {
 
 export class Editor {
   private chunks: Array<[number, number]> = [];
+  private attached: World | undefined;
   private pending: (() => Promise<void>) | undefined;
 
   constructor(
@@ -81,7 +82,10 @@ export class Editor {
   /** A world was opened (or redrawn): the chunk list of the current dimension. */
   async attach(world: World | undefined): Promise<void> {
     this.els.section.hidden = world === undefined;
-    this.chunks = world ? await world.chunks(this.host.dimension()) : [];
+    this.attached = world;
+    const chunks = world ? await world.chunks(this.host.dimension()) : [];
+    if (this.attached !== world) return; // another world was opened meanwhile
+    this.chunks = chunks;
     await this.count();
   }
 
