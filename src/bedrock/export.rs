@@ -6,16 +6,14 @@
 //! are not copied or zipped; the zip is written through any `Write + Seek` (a file natively,
 //! a `Vec` in wasm). Entries: tables (`.ldb`, `.sst`) are stored — their blocks are already
 //! raw-deflate compressed and a second deflate gains ~1% for a lot of time — everything else
-//! (level.dat, logs, MANIFEST, text, images) is deflated (flate2's miniz_oxide backend, the
-//! one the import already links). A bare db folder is zipped under `db/`.
+//! (level.dat, logs, MANIFEST, text, images) up to 64 MiB is deflated (`zip_writer`: Strata's
+//! own small writer, miniz_oxide's deflater). A bare db folder is zipped under `db/`.
 
 use std::io::{Seek, Write};
 use std::sync::Arc;
 
-use zip::write::SimpleFileOptions;
-use zip::CompressionMethod;
-
 use super::db_dir_of;
+use super::zip_writer::ZipWriter;
 use crate::error::{Error, Result};
 use crate::storage::{self, Storage};
 use crate::{Db, Options};
@@ -111,42 +109,48 @@ pub fn compact(storage: Arc<dyn Storage>, root: &str) -> Result<()> {
     db.close()
 }
 
+/// Files up to this size that are not tables are deflated (read whole); larger ones stored.
+const DEFLATE_MAX: u64 = 64 << 20;
+
 /// Zips the world at `root` of `storage` into `out` as a `.mcworld`.
 pub fn write_zip<W: Write + Seek>(
     storage: &dyn Storage,
     root: &str,
     out: W,
 ) -> Result<ExportReport> {
+    write_zip_with(storage, root, ZipWriter::new(out))
+}
+
+#[doc(hidden)]
+pub fn write_zip_with<W: Write + Seek>(
+    storage: &dyn Storage,
+    root: &str,
+    mut zip: ZipWriter<W>,
+) -> Result<ExportReport> {
     let bare = db_dir_of(storage, root) == root;
-    let mut zip = zip::ZipWriter::new(out);
     let mut report = ExportReport::default();
-    let zerr = |e: zip::result::ZipError| Error::io(format!("mcworld: writing the zip: {e}"));
-    let ioerr = |e: std::io::Error| Error::io(format!("mcworld: writing the zip: {e}"));
     for rel in world_files(storage, root)? {
         let file = storage.open_random(&storage::join(root, &rel))?;
         let size = file.size()?;
         let table = rel.ends_with(".ldb") || rel.ends_with(".sst");
-        let options = SimpleFileOptions::default()
-            .compression_method(if table {
-                CompressionMethod::Stored
-            } else {
-                CompressionMethod::Deflated
-            })
-            .large_file(size >= u32::MAX as u64);
         let name = if bare { format!("db/{rel}") } else { rel };
-        zip.start_file(name, options).map_err(zerr)?;
-        let mut at = 0u64;
-        while at < size {
-            let n = (size - at).min(1 << 20) as usize;
-            zip.write_all(&storage::read_exact_at(&*file, at, n)?)
-                .map_err(ioerr)?;
-            at += n as u64;
+        if table || size > DEFLATE_MAX {
+            zip.stored(&name, size, |sink| {
+                let mut at = 0u64;
+                while at < size {
+                    let n = (size - at).min(1 << 20) as usize;
+                    sink.write(&storage::read_exact_at(&*file, at, n)?)?;
+                    at += n as u64;
+                }
+                Ok(())
+            })?;
+        } else {
+            zip.deflated(&name, &storage::read_exact_at(&*file, 0, size as usize)?)?;
         }
         report.files += 1;
         report.bytes += size;
     }
-    let mut out = zip.finish().map_err(zerr)?;
-    out.flush().map_err(ioerr)?;
+    zip.finish()?;
     Ok(report)
 }
 

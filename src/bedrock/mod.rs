@@ -22,6 +22,7 @@ pub mod nbt_edit;
 pub mod snbt;
 pub mod subchunk;
 pub mod synth;
+pub mod zip_writer;
 
 use std::sync::Arc;
 
