@@ -33,7 +33,13 @@ const entries = Number(opt('entries', '20000'));
 const valueSize = Number(opt('value-size', '100'));
 const batchSize = Number(opt('batch-size', '100'));
 const worldName = args.includes('--no-world') ? undefined : opt('world', 'amulet_1_18_vanilla');
-const CHROMIUM = process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium';
+// Debian's Chromium; on macOS the installed Google Chrome or Chromium app.
+const CHROMIUM =
+  process.env.STRATA_CHROMIUM ??
+  (process.platform === 'darwin'
+    ? ['/Applications/Google Chrome.app/Contents/MacOS/Google Chrome', '/Applications/Chromium.app/Contents/MacOS/Chromium'].find((p) => fs.existsSync(p)) ??
+      '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome'
+    : '/usr/bin/chromium');
 const worldsDir = process.env.STRATA_WORLDS ?? path.resolve(repo, '../shared/worlds');
 const ENGINES = ['strata-opfs', 'indexeddb'];
 const WORKLOADS = ['fillseq', 'readseq', 'fillrandom', 'readrandom', 'batch', ...(worldName ? ['scan'] : [])];

@@ -41,49 +41,32 @@ for p in ${PEERS//,/ }; do
   esac
 done
 
-pkgs_of() { # peer -> Debian packages its harness builds against
-  case "$1" in
-    leveldb) echo libleveldb-dev libsnappy-dev ;;
-    rocksdb) echo librocksdb-dev ;;
-    sqlite) echo libsqlite3-dev ;;
-  esac
-}
-
-# The peers' libraries from Debian (idempotent).
-MISSING=()
-for p in ${PEER_LIST[@]+"${PEER_LIST[@]}"}; do
-  for pkg in $(pkgs_of "$p"); do
-    dpkg -s "$pkg" >/dev/null 2>&1 || MISSING+=("$pkg")
-  done
-done
-if [ ${#MISSING[@]} -gt 0 ]; then
-  echo "[db_bench] installing ${MISSING[*]}"
-  apt-get install -y -q "${MISSING[@]}" >/dev/null 2>&1 \
-    || { apt-get update -q >/dev/null && apt-get install -y -q "${MISSING[@]}" >/dev/null; }
-fi
+# The peers' libraries: Debian packages, or Homebrew formulae on macOS (idempotent).
+source bench/platform.sh
+bench_pkg_install ${PEER_LIST[@]+"${PEER_LIST[@]}"}
 
 OUT=target/bench
 source bench/results_dir.sh
 mkdir -p "$OUT"
-build() { # source binary "compiler flags" "libraries" (rebuilt when the source is newer)
-  local src=$1 bin=$2 cc=$3 libs=$4
+build() { # source binary compiler "flags" "libraries" (rebuilt when the source is newer)
+  local src=$1 bin=$2 cc=$3 flags=$4 libs=$5
   if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
     # shellcheck disable=SC2086 # word splitting wanted
-    $cc "$src" $libs -o "$bin"
+    $cc $flags "$src" $libs -o "$bin"
   fi
 }
 for p in ${PEER_LIST[@]+"${PEER_LIST[@]}"}; do
   case "$p" in
-    leveldb) build bench/leveldb_bench.cc "$OUT/leveldb_bench" "g++ -O2 -std=c++17" "-lleveldb -lsnappy -lpthread" ;;
-    rocksdb) build bench/rocksdb_bench.cc "$OUT/rocksdb_bench" "g++ -O2 -Wall -std=c++17" "-lrocksdb -lpthread" ;;
-    sqlite) build bench/sqlite_bench.c "$OUT/sqlite_bench" "gcc -O2 -Wall" "-lsqlite3" ;;
+    leveldb) build bench/leveldb_bench.cc "$OUT/leveldb_bench" bench_cxx "-O2 -std=c++17" "-lleveldb -lsnappy -lpthread" ;;
+    rocksdb) build bench/rocksdb_bench.cc "$OUT/rocksdb_bench" bench_cxx "-O2 -Wall -std=c++17" "-lrocksdb -lpthread" ;;
+    sqlite) build bench/sqlite_bench.c "$OUT/sqlite_bench" bench_cc "-O2 -Wall" "-lsqlite3" ;;
   esac
 done
 if [ "$BUILD" = 1 ]; then cargo build --release --quiet; fi
 
 WORKLOADS="fillseq,fillsync,fillrandom,overwrite,readrandom,readseq,readreverse,readmissing,readhot,seekrandom,compact,readrandom,readseq,readreverse,fill100K,fillbatch,deleteseq,fillrandom,deleterandom,bulkload_seq,readseq,bulkload_random,mixed"
 COMMON=(--num="$NUM" --value_size=100 --compression_ratio=0.5 --compression=snappy --json)
-DBS=$(mktemp -d /tmp/db-bench.XXXX)
+DBS=$(mktemp -d "${TMPDIR:-/tmp}/db-bench.XXXX")
 trap 'rm -rf "$DBS"' EXIT
 
 run() { # engine benchmarks extra-args...
@@ -112,14 +95,12 @@ run() { # engine benchmarks extra-args...
   done
 } > "$OUT/db_bench.jsonl"
 
-# Versions of the peers' Debian packages, as package=version lines.
+# Versions of the peers' libraries (Debian packages or Homebrew formulae), as
+# "peer package version" lines.
 VERSIONS=$OUT/db_bench.versions
 : > "$VERSIONS"
 for p in ${PEER_LIST[@]+"${PEER_LIST[@]}"}; do
-  for pkg in $(pkgs_of "$p"); do
-    [ "$pkg" = libsnappy-dev ] && continue
-    echo "$p $pkg $(dpkg-query -W -f='${Version}' "$pkg")" >> "$VERSIONS"
-  done
+  echo "$p $(bench_pkg_version "$p")" >> "$VERSIONS"
 done
 
 DATE=$(date -u +%Y-%m-%d)

@@ -22,14 +22,22 @@ if [ -z "$WORLD" ]; then
 fi
 bash scripts/build-wasm.sh >/dev/null
 cargo build --release -q --bin strata
-if [ ! -d bench/node/node_modules/leveldb-zlib ]; then
-  (cd bench/node && SKIP_BUILD=1 npm install --no-audit --no-fund --ignore-scripts --loglevel=error)
+if [ "$(uname -s)-$(uname -m)" = Linux-x86_64 ]; then
+  if [ ! -d bench/node/node_modules/leveldb-zlib ]; then
+    (cd bench/node && SKIP_BUILD=1 npm install --no-audit --no-fund --ignore-scripts --loglevel=error)
+  fi
+  # leveldb-zlib looks for its prebuilt addon under the running kernel's major version; it ships
+  # one linux-x64 build (made on 5.x), which is what SKIP_BUILD=1 means to use.
+  major=$(uname -r | cut -d. -f1)
+  pre=bench/node/node_modules/leveldb-zlib/prebuilds
+  [ -e "$pre/linux-$major-x64" ] || cp -r "$pre/linux-5-x64" "$pre/linux-$major-x64"
+elif [ ! -d bench/node/node_modules/classic-level ]; then
+  # Elsewhere (macOS, arm64) leveldb-zlib has no prebuilt addon: npm builds it (a compiler and
+  # CMake needed); if that fails, classic-level is installed alone and bench.mjs skips
+  # leveldb-zlib's rows, saying so.
+  (cd bench/node && npm install --no-audit --no-fund --loglevel=error) ||
+    (cd bench/node && npm install --no-audit --no-fund --ignore-scripts --loglevel=error)
 fi
-# leveldb-zlib looks for its prebuilt addon under the running kernel's major version; it ships
-# one linux-x64 build (made on 5.x), which is what SKIP_BUILD=1 means to use.
-major=$(uname -r | cut -d. -f1)
-pre=bench/node/node_modules/leveldb-zlib/prebuilds
-[ -e "$pre/linux-$major-x64" ] || cp -r "$pre/linux-5-x64" "$pre/linux-$major-x64"
 date=$(date -u +%Y-%m-%d)
 source bench/results_dir.sh
 node bench/node/bench.mjs --world "$WORLD" --num "$NUM" --out "$RESULTS_DIR/node-$date.json" | tee "$RESULTS_DIR/node-$date.md"

@@ -41,9 +41,10 @@ chmod -R u+w "$TMP"
 SEL=$("$PY" bench/prune_mojang.py select "$TMP/select/db")
 echo "world: $WORLD; keep (dimension 0): $SEL"
 
-now() { date +%s.%N; }
+source bench/platform.sh
+now() { bench_now; }
 secs() { echo "$2 - $1" | bc -l | xargs printf '%.3f'; }
-size() { du -sb "$1" | cut -f1; }
+size() { bench_bytes "$1"; }
 
 orig_db=$(size "$TMP/strata/db")
 t0=$(now)
@@ -56,7 +57,7 @@ t3=$(now)
 "$S" world prune "$TMP/oneshot" --dimension 0 --keep "$SEL" --out "$TMP/oneshot.mcworld" >/dev/null
 t4=$(now)
 pruned_db=$(size "$TMP/strata/db")
-zip_bytes=$(stat -c %s "$TMP/strata.mcworld")
+zip_bytes=$(bench_bytes "$TMP/strata.mcworld")
 echo "strata: $prune_out"
 
 mojang=$("$PY" bench/prune_mojang.py prune "$TMP/mojang/db" "$SEL")

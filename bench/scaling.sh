@@ -8,6 +8,7 @@
 #   bash bench/scaling.sh [N ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/platform.sh
 SIZES=("$@")
 [ ${#SIZES[@]} -eq 0 ] && SIZES=(1000000 10000000 40000000)
 OUT=target/bench
@@ -31,7 +32,7 @@ for n in "${SIZES[@]}"; do
       sed "s/^{/{\"engine\":\"$engine\",\"n\":$n,/" >>"$JSONL"
     "${bin[@]}" --benchmarks=readrandom --use_existing_db=1 --num="$n" --reads=1000000 --db="$db" "${COMMON[@]}" |
       sed "s/^{/{\"engine\":\"$engine\",\"n\":$n,/" >>"$JSONL"
-    bytes=$(du -sb "$db" | cut -f1)
+    bytes=$(bench_bytes "$db")
     echo "{\"engine\":\"$engine\",\"n\":$n,\"benchmark\":\"footprint\",\"bytes\":$bytes}" >>"$JSONL"
     rm -rf "$db"
   done

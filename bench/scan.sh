@@ -18,16 +18,17 @@
 # 3. Times every engine, best of R runs (default 3): Strata native on every core and on one
 #    thread, Strata wasm in Node, Mojang's LevelDB (amulet-leveldb, open + iterate inside
 #    Python on a fresh copy made outside the timing, plus Python's own loop cost) and
-#    rusty-leveldb (bench/rusty). Then one more run of each under /usr/bin/time -v for peak RSS
+#    rusty-leveldb (bench/rusty). Then one more run of each under bench/measure.py for peak RSS
 #    and CPU use, and the inflate floor (bench/inflate: every compressed block, one core).
 # 4. Fails (exit 1) unless every engine gives identical entries/key_bytes/value_bytes/crc32c
 #    (and the generator's own figures, when its log has them). Prints a table (bench/
 #    scan_report.py) and writes bench/results/scan-<UTC date>-<world>.json.
-# Needs what scripts/setup.sh installs (amulet-leveldb, crc32c, GNU time, the wasm toolchain);
-# installs matplotlib (for the chart) when missing.
+# Needs what scripts/setup.sh installs (amulet-leveldb, crc32c, the wasm toolchain); installs
+# matplotlib (for the chart) when missing. Runs on Linux and macOS alike (bench/platform.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
+source bench/platform.sh
 
 DEFAULT_ENTRIES=5000000
 DEFAULT_SIZE=1G
@@ -139,7 +140,7 @@ else
 fi
 if [ -f "$WORLD/db/CURRENT" ]; then DB=$WORLD/db; else DB=$WORLD; fi
 [ -f "$DB/CURRENT" ] || die "$WORLD holds no LevelDB (no CURRENT, no db/CURRENT)"
-DB_BYTES=$(du -sb "$DB" | cut -f1)
+DB_BYTES=$(bench_bytes "$DB")
 mkdir -p "$CACHE"
 DB_FILES=$(find "$DB" -maxdepth 1 -type f | wc -l)
 
@@ -152,8 +153,8 @@ if [ "$BUILD" = 1 ]; then
   BUILT=fresh
 else
   [ -x "$STRATA" ] || die "--no-build: $STRATA does not exist"
-  say "--no-build: using $STRATA as built $(date -u -r "$STRATA" +%FT%TZ)"
-  BUILT="prebuilt $(date -u -r "$STRATA" +%FT%TZ)"
+  say "--no-build: using $STRATA as built $(bench_mtime "$STRATA")"
+  BUILT="prebuilt $(bench_mtime "$STRATA")"
 fi
 if [ "$PREPARE" = 1 ]; then
   say "ready: $WORLD"
@@ -168,7 +169,7 @@ fi
 #   mojang        Mojang's LevelDB via amulet-leveldb, open + iterate inside Python, on a copy;
 #                 with --python-loop: Python's own loop cost over in-memory entries
 #   rusty         rusty-leveldb 4 (bench/rusty, Mojang's codecs registered), on a hard-linked copy
-# Each engine runs R times (best counts), then once more under /usr/bin/time -v (peak RSS, CPU).
+# Each engine runs R times (best counts), then once more under bench/measure.py (peak RSS, CPU).
 # Then the physical limit: bench/inflate decodes every compressed data block once per decoder
 # on one core (libdeflate is what Strata ships natively); floor = that time / cores.
 [ -f js/dist/node.js ] || bash scripts/build-wasm.sh >/dev/null
@@ -180,16 +181,15 @@ RUSTY=bench/rusty/target/release/strata-rusty-scan
 INFLATE=bench/inflate/target/release/strata-inflate-bench
 ENGINES="strata strata_1t strata_wasm mojang rusty"
 
-now_ns() { date +%s%N; }
 with_seconds() {  # $1 = output file; runs the rest, adds the wall time as "seconds"
-  local out=$1 t0 t1; shift
-  t0=$(now_ns); "$@" >"$out.raw"; t1=$(now_ns)
-  "$PY" - "$out.raw" "$t0" "$t1" >"$out" <<'PY'
+  local out=$1; shift
+  "$PY" bench/measure.py --stdout "$out.raw" -- "$@" >"$out.usage"
+  "$PY" - "$out.raw" "$out.usage" >"$out" <<'PY'
 import json, sys
-raw, t0, t1 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-with open(raw) as f:
+with open(sys.argv[1]) as f:
     d = json.loads(f.read().strip().splitlines()[-1])
-d["seconds"] = round((t1 - t0) / 1e9, 4)
+with open(sys.argv[2]) as f:
+    d["seconds"] = json.load(f)["seconds"]
 print(json.dumps(d, separators=(",", ":")))
 PY
 }
@@ -219,28 +219,21 @@ run_engine() {  # $1 = engine, $2 = output file
     *) "${CMD[@]}" >"$2" ;;
   esac
 }
-resources() {  # $1 = engine; prints "PEAK_RSS_KIB CPU_PERCENT" (or "null null" without GNU time)
+resources() {  # $1 = engine; prints "PEAK_RSS_KIB CPU_PERCENT" (bench/measure.py: Linux and macOS)
   engine_cmd "$1"
-  if [ -x /usr/bin/time ]; then
-    /usr/bin/time -v -o "$SCAN_TMP/time.txt" "${CMD[@]}" >/dev/null
-    awk -F': ' '/Maximum resident set size/ { rss = $2 }
-                /Percent of CPU this job got/ { cpu = $2; sub(/%/, "", cpu) }
-                END { print rss, cpu }' "$SCAN_TMP/time.txt"
-  else
-    "${CMD[@]}" >/dev/null
-    echo null null
-  fi
+  "$PY" bench/measure.py -- "${CMD[@]}" |
+    "$PY" -c 'import json, sys; d = json.load(sys.stdin); print(d["peak_rss_kib"], d["cpu_percent"])'
 }
 
 say "world $NAME: db/ $DB_FILES files, $(awk -v b="$DB_BYTES" 'BEGIN { printf "%.1f MB", b / 1e6 }') on disk; $RUNS runs per engine, best wall time counts"
-LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+LOAD_BEFORE=$(bench_loadavg 2>/dev/null || echo unknown)
 for engine in $ENGINES; do
   for i in $(seq 1 "$RUNS"); do
     run_engine "$engine" "$SCAN_TMP/$engine.$i.json"
     printf '[scan]   %-11s run %d: %s\n' "$engine" "$i" "$(cat "$SCAN_TMP/$engine.$i.json")"
   done
 done
-say "peak RSS and CPU use (one more run of each under /usr/bin/time -v)"
+say "peak RSS and CPU use (one more run of each under bench/measure.py)"
 for engine in $ENGINES; do
   resources "$engine" >"$SCAN_TMP/$engine.usage"
 done
@@ -253,8 +246,8 @@ source bench/results_dir.sh
 RESULT=$RESULTS_DIR/scan-$(date -u +%F)-$NAME.json
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -n "$(git status --porcelain -- src Cargo.toml Cargo.lock 2>/dev/null)" ] && COMMIT="$COMMIT+dirty"
-CPU=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
-WASM_BYTES=$(stat -c %s js/wasm/strata_bg.wasm 2>/dev/null || echo 0)
+CPU=$(bench_cpu_model)
+WASM_BYTES=$(bench_bytes js/wasm/strata_bg.wasm 2>/dev/null || echo 0)
 WASM_GZ=$(gzip -9c js/wasm/strata_bg.wasm 2>/dev/null | wc -c)
 OPEN_SECONDS=$("$STRATA" scan --json --timing "$WORLD" 2>&1 >/dev/null | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["open_seconds"])')
 

@@ -4,6 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PWD/js/node_modules/.bin:$PATH"
+# macOS: Apple's clang has no wasm32 target; the C part (libdeflate) is compiled by Homebrew's
+# LLVM (scripts/setup.sh installs it).
+if [ "$(uname -s)" = Darwin ] && command -v brew >/dev/null 2>&1; then
+  llvm=$(brew --prefix llvm 2>/dev/null || true)
+  if [ -x "$llvm/bin/clang" ]; then
+    export CC_wasm32_unknown_unknown="$llvm/bin/clang" AR_wasm32_unknown_unknown="$llvm/bin/llvm-ar"
+  fi
+fi
 
 out=js/wasm
 stamp=$out/.stamp
@@ -19,7 +27,7 @@ if [[ ! -f $out/strata_bg.wasm || ! -f $stamp || -n $newest ]]; then
   rm -f "$out/.gitignore"
   touch "$stamp"
 fi
-raw=$(stat -c %s "$out/strata_bg.wasm")
+raw=$(wc -c <"$out/strata_bg.wasm" | tr -d " ")
 gz=$(gzip -9c "$out/strata_bg.wasm" | wc -c)
 echo "== strata_bg.wasm: $raw bytes ($gz gzipped)"
 

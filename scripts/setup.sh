@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { printf '[setup] %s\n' "$*"; }
+# Linux (Debian: apt-get) or macOS (Homebrew), for the system packages below.
+OS=$(uname -s)
 
 # Rust toolchain components.
 if ! command -v cargo >/dev/null 2>&1; then
@@ -39,8 +41,9 @@ if ! "$PY" -c 'import crc32c' >/dev/null 2>&1; then
   say "installing crc32c (Python)"; pip_install 'crc32c'
 fi
 
-# /usr/bin/time -v measures peak RSS in tests and benchmarks.
-if [ ! -x /usr/bin/time ]; then
+# /usr/bin/time -v measures peak RSS in the CLI's tests (Linux; the benchmarks use
+# bench/measure.py, which works on macOS too).
+if [ "$OS" = Linux ] && [ ! -x /usr/bin/time ]; then
   say "installing GNU time"
   if command -v apt-get >/dev/null 2>&1; then
     (apt-get install -y -q time >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q time >/dev/null; })
@@ -50,6 +53,10 @@ apt_install() {
   command -v apt-get >/dev/null 2>&1 || { echo "apt-get not found: install $* by hand" >&2; exit 1; }
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null 2>&1 ||
     { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null; }
+}
+brew_install() {
+  command -v brew >/dev/null 2>&1 || { echo "Homebrew not found (https://brew.sh): brew install $*" >&2; exit 1; }
+  brew list --versions "$@" >/dev/null 2>&1 || brew install -q "$@"
 }
 
 # WebAssembly toolchain (DESIGN.md §6): the wasm32 target, wasm-bindgen-cli pinned to the
@@ -68,22 +75,33 @@ if ! command -v wasm-pack >/dev/null 2>&1; then
   say "installing wasm-pack (~4 min)"; cargo install -q --locked wasm-pack
 fi
 # The wasm build compiles C libdeflate (libdeflater, `freestanding`) for wasm32: the cc crate
-# needs clang (gcc has no wasm32 target) and llvm-ar. Linking is Rust's own rust-lld.
-if ! command -v clang >/dev/null 2>&1; then
-  say "installing clang (Debian)"; apt_install clang
-fi
-if ! command -v llvm-ar >/dev/null 2>&1; then
-  say "installing llvm (Debian; llvm-ar)"; apt_install llvm
+# needs clang (gcc has no wasm32 target; neither has Apple's clang: Homebrew's llvm on macOS,
+# which scripts/build-wasm.sh finds) and llvm-ar. Linking is Rust's own rust-lld.
+if [ "$OS" = Darwin ]; then
+  if [ ! -x "$(brew --prefix llvm 2>/dev/null)/bin/clang" ]; then
+    say "installing llvm (Homebrew; clang with the wasm32 target)"; brew_install llvm
+  fi
+else
+  if ! command -v clang >/dev/null 2>&1; then
+    say "installing clang (Debian)"; apt_install clang
+  fi
+  if ! command -v llvm-ar >/dev/null 2>&1; then
+    say "installing llvm (Debian; llvm-ar)"; apt_install llvm
+  fi
 fi
 
 # Browser tests: Debian's Chromium, driven by playwright-core (never a downloaded browser).
-if [ ! -x /usr/bin/chromium ]; then
-  say "installing chromium (Debian)"; apt_install chromium
-fi
 # Firefox for the browser suites that run beyond Chromium (js/test/firefox.test.ts), driven by
 # puppeteer-core over WebDriver BiDi: Debian's firefox-esr, never a downloaded browser.
-if [ ! -x /usr/bin/firefox-esr ]; then
-  say "installing firefox-esr (Debian)"; apt_install firefox-esr
+# On macOS the tests are not run (CI is Debian); the benchmark page uses the installed Google
+# Chrome or Chromium (bench/browser.mjs, STRATA_CHROMIUM).
+if [ "$OS" = Linux ]; then
+  if [ ! -x /usr/bin/chromium ]; then
+    say "installing chromium (Debian)"; apt_install chromium
+  fi
+  if [ ! -x /usr/bin/firefox-esr ]; then
+    say "installing firefox-esr (Debian)"; apt_install firefox-esr
+  fi
 fi
 
 # The npm package's dev tools (TypeScript, vitest, tape, playwright-core, binaryen, peers).

@@ -26,6 +26,8 @@ cargo clippy --all-targets -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
 echo "== cross-checks: aarch64 Linux and Apple Silicon (cargo check)"
 bash scripts/check-targets.sh
+echo "== the benchmarks' platform layer (Linux, and macOS with stand-ins)"
+bash bench/test-platform.sh
 echo "== cargo test"
 cargo test --all-targets
 echo "== cargo test --doc (the crate guide) and cargo doc (no warnings)"

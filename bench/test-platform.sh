@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Checks bench/platform.sh and bench/measure.py, the layer that lets `npm run bench` run on macOS
+# as on Linux (part of `npm test`). Runs the Linux functions for real, and the macOS branch with
+# stand-in `brew` and `sysctl` commands on PATH that record what they were asked (this machine
+# is Linux: a real Mac run is still the proof, and the README says so). Exact values throughout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+T=$(mktemp -d "${TMPDIR:-/tmp}/strata-platform.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fail() { echo "bench/test-platform: FAIL: $*" >&2; exit 1; }
+expect() { [ "$2" = "$3" ] || fail "$1: expected '$3', got '$2'"; }
+
+# --- Linux, for real.
+(
+  source bench/platform.sh
+  expect "os" "$BENCH_OS" linux
+  mkdir -p "$T/d/sub"
+  head -c 1000 /dev/zero >"$T/d/a"
+  head -c 2345 /dev/zero >"$T/d/sub/b"
+  expect "bytes of a folder" "$(bench_bytes "$T/d")" 3345
+  expect "bytes of a file" "$(bench_bytes "$T/d/sub/b")" 2345
+  touch -d '2026-01-02 03:04:05 UTC' "$T/d/a"
+  expect "mtime" "$(bench_mtime "$T/d/a")" 2026-01-02T03:04:05Z
+  [[ $(bench_now) =~ ^[0-9]{10}\.[0-9]{9}$ ]] || fail "bench_now: $(bench_now)"
+  [[ $(bench_loadavg) =~ ^[0-9.]+\ [0-9.]+\ [0-9.]+$ ]] || fail "bench_loadavg: $(bench_loadavg)"
+  expect "version of sqlite's package" "$(bench_pkg_version sqlite | cut -d' ' -f1)" libsqlite3-dev
+)
+
+# --- bench/measure.py: wall time, peak RSS of the child (not of Python itself), CPU, status.
+python3 bench/measure.py --stdout "$T/out" -- python3 -c '
+import time
+x = bytearray(96 * 1024 * 1024)
+for i in range(0, len(x), 4096): x[i] = 1
+t = time.time()
+while time.time() - t < 0.2: pass
+print("hello")' >"$T/m.json"
+python3 - "$T/m.json" "$T/out" <<'PY' || fail "measure.py figures: $(cat "$T/m.json")"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert open(sys.argv[2]).read() == "hello\n", "stdout not captured"
+assert set(m) == {"seconds", "peak_rss_kib", "cpu_percent"}, m
+assert 96 * 1024 <= m["peak_rss_kib"] < 160 * 1024, m   # the 96 MiB the child touched
+assert 0.2 <= m["seconds"] < 5, m
+assert 50 <= m["cpu_percent"] <= 110, m                  # a busy loop on one core
+PY
+set +e
+python3 bench/measure.py -- sh -c 'exit 7' >"$T/none.json"
+status=$?
+set -e
+expect "measure.py passes on the exit status" "$status" 7
+expect "measure.py prints nothing for a failed command" "$(cat "$T/none.json")" ""
+
+# --- macOS, with stand-ins: `brew` (formulae leveldb and snappy missing, the rest installed)
+# and `sysctl`, each logging its arguments.
+mkdir -p "$T/bin" "$T/brew/include" "$T/brew/lib"
+cat >"$T/bin/brew" <<SH
+#!/bin/sh
+echo "brew \$*" >>"$T/brew.log"
+case "\$1" in
+  --prefix) echo "$T/brew" ;;
+  list) shift 2; for f in "\$@"; do case "\$f" in leveldb|snappy) exit 1 ;; esac; done
+        for f in "\$@"; do echo "\$f 9.8.7"; done ;;
+  install) ;;
+esac
+SH
+printf '#!/bin/sh\necho "Apple M1 Pro"\n' >"$T/bin/sysctl"
+chmod +x "$T/bin/brew" "$T/bin/sysctl"
+(
+  export PATH="$T/bin:$PATH" STRATA_PLATFORM=darwin
+  source bench/platform.sh
+  expect "os" "$BENCH_OS" darwin
+  expect "cpu model" "$(bench_cpu_model)" "Apple M1 Pro"
+  bench_pkg_install leveldb rocksdb sqlite 2>"$T/install.err"
+  expect "formulae installed" "$(grep '^brew install' "$T/brew.log")" "brew install -q leveldb snappy"
+  expect "install message" "$(cat "$T/install.err")" "[bench] installing leveldb snappy"
+  expect "version of a formula" "$(bench_pkg_version rocksdb)" "rocksdb 9.8.7"
+  # The harnesses compile with Homebrew's include and lib folders on the command line.
+  bench_cc -O2 -Wall bench/sqlite_bench.c -lsqlite3 -o "$T/sqlite_bench" || fail "bench_cc could not build the SQLite harness"
+  [ -x "$T/sqlite_bench" ] || fail "no SQLite harness"
+)
+echo "bench/test-platform: ok (Linux functions, measure.py, the macOS branch with stand-ins)"
