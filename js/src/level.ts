@@ -151,6 +151,19 @@ class StrataIterator extends (AbstractIterator as unknown as new (db: unknown, o
   }
 }
 
+/**
+ * classic-level's options where they differ from Strata's: `compression` is a boolean there
+ * (true: the profile's codec, Snappy for Google's format; false: none); `multithreading` and
+ * `blockRestartInterval` (fixed at LevelDB's 16) have no counterpart and are accepted and
+ * ignored, so code written for classic-level opens unchanged.
+ */
+export function fromClassicLevel(options: StrataLevelOptions): StrataLevelOptions {
+  const { multithreading: _m, blockRestartInterval: _b, ...o } = options;
+  if (o.compression === (true as unknown)) delete o.compression;
+  else if (o.compression === (false as unknown)) o.compression = 'none';
+  return o;
+}
+
 const Base = AbstractLevel as unknown as new (manifest: object, options?: object) => {
   status: string;
 };
@@ -190,7 +203,8 @@ export class StrataLevel extends Base {
 
   async _open(options: { createIfMissing: boolean; errorIfExists: boolean }): Promise<void> {
     try {
-      const o = engineOptions({ ...this.strataOptions, ...options });
+      // abstract-level hands the constructor's options to open() again, merged with open()'s own.
+      const o = engineOptions(fromClassicLevel({ ...this.strataOptions, ...options }));
       this.handle = await this.engine.open(this.strataOptions.storage ?? 'fs', this.location, o);
     } catch (e) {
       throw toStrataError(e);
