@@ -1,11 +1,18 @@
 // The browser entry point: the same `Db` API, with the engine in a dedicated worker (OPFS
-// sync access handles and FileReaderSync exist only there). Calls become messages; byte
-// arguments and results are transferred. One worker serves every database of the page and
-// lives as long as the page (in-memory databases live in it).
+// sync access handles and FileReaderSync exist only there).
+// - Called from a page (or any context that is not a dedicated worker), the engine runs in the
+//   package's own worker and calls become messages; byte arguments and results are
+//   transferred. The calls a page makes in one turn of its event loop (a burst of promises not
+//   awaited one by one) cross in ONE message, and their results come back in one; order and
+//   error semantics are those of separate calls. One worker serves every database of the page
+//   and lives as long as the page (in-memory databases live in it).
+// - Called from a dedicated worker, the engine runs in that worker itself (no hop per call),
+//   unless `engine: 'worker'` asks for the package's worker. `engine: 'inline'` elsewhere is an
+//   error (a page's main thread has no OPFS sync access handles).
 
 import { Db, type Link, type OpenOptions } from './db.js';
 import { engineOptions } from './engine.js';
-import { StrataError, invalidArgument, toStrataError, type ErrorShape } from './errors.js';
+import { StrataError, invalidArgument, toErrorShape, toStrataError, type ErrorShape } from './errors.js';
 import { openMcworldVia, openWorldVia, type World, type WorldOpenOptions } from './world.js';
 
 export * from './db.js';
@@ -21,19 +28,27 @@ interface Reply {
   error?: ErrorShape;
 }
 
+interface Request {
+  id: number;
+  op: string;
+  args: unknown[];
+}
+
 class WorkerLink implements Link {
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   private nextId = 1;
   private dead: StrataError | undefined;
   users = 0;
 
+  /** Requests made in this turn of the event loop, sent together by `flush`. */
+  private outbox: Array<{ req: Request; transfer: ArrayBuffer[] }> = [];
+  /** Messages sent, and requests carried by them (tests and the benchmark page read these). */
+  readonly stats = { messages: 0, requests: 0 };
+
   constructor(readonly worker: Worker) {
-    worker.onmessage = (ev: MessageEvent<Reply>) => {
-      const p = this.pending.get(ev.data.id);
-      if (!p) return;
-      this.pending.delete(ev.data.id);
-      if (ev.data.ok) p.resolve(ev.data.value);
-      else p.reject(toStrataError(ev.data.error));
+    worker.onmessage = (ev: MessageEvent<Reply | { batch: Reply[] }>) => {
+      if ('batch' in ev.data) for (const r of ev.data.batch) this.settle(r);
+      else this.settle(ev.data);
     };
     worker.onerror = (ev: ErrorEvent) => {
       const err = new StrataError('LEVEL_IO_ERROR', `worker failed: ${ev.message}`);
@@ -42,13 +57,51 @@ class WorkerLink implements Link {
     };
   }
 
+  private settle(r: Reply): void {
+    const p = this.pending.get(r.id);
+    if (!p) return;
+    this.pending.delete(r.id);
+    if (r.ok) p.resolve(r.value);
+    else p.reject(toStrataError(r.error));
+  }
+
   call(op: string, args: unknown[], transfer: ArrayBuffer[] = []): Promise<unknown> {
     if (this.dead) return Promise.reject(this.dead);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, op, args }, transfer);
+      if (this.outbox.length === 0) queueMicrotask(() => this.flush());
+      this.outbox.push({ req: { id, op, args }, transfer });
     });
+  }
+
+  /** Sends the requests of this turn: one message, whatever their number. */
+  private flush(): void {
+    const out = this.outbox;
+    this.outbox = [];
+    if (out.length === 0 || this.dead) return;
+    this.stats.messages += 1;
+    this.stats.requests += out.length;
+    if (out.length === 1) {
+      this.send(out[0]!.req, out[0]!.transfer);
+      return;
+    }
+    const transfer = [...new Set(out.flatMap((o) => o.transfer))];
+    try {
+      this.worker.postMessage({ batch: out.map((o) => o.req) }, transfer);
+    } catch {
+      // Not cloneable (a caller's bad argument): nothing was sent; each request goes alone,
+      // so only the bad one fails, as it would have without coalescing.
+      for (const o of out) this.send(o.req, o.transfer);
+    }
+  }
+
+  private send(req: Request, transfer: ArrayBuffer[]): void {
+    try {
+      this.worker.postMessage(req, transfer);
+    } catch (e) {
+      this.settle({ id: req.id, ok: false, error: { code: 'LEVEL_INVALID_ARGUMENT', message: `cannot send ${req.op} to the engine's worker: ${(e as Error)?.message ?? e}` } });
+    }
   }
 
   /** Ends the worker at once, even mid-call; pending and later calls reject with `err`. */
@@ -65,11 +118,58 @@ class WorkerLink implements Link {
   }
 }
 
-let shared: WorkerLink | undefined;
+/** The engine in the calling dedicated worker itself: each call runs there, no message. */
+class InlineLink implements Link {
+  users = 0;
+  constructor(private readonly runner: { run(op: string, args: unknown[]): Promise<unknown> }) {}
 
-function link(): WorkerLink {
+  call(op: string, args: unknown[]): Promise<unknown> {
+    // The same errors as through the package's worker (which sends their shape).
+    return this.runner.run(op, args).catch((e: unknown) => {
+      throw toStrataError(toErrorShape(e));
+    });
+  }
+
+  release(): void {
+    this.users -= 1;
+  }
+}
+
+/** Where the engine runs: `auto` (default) is `inline` in a dedicated worker, `worker` elsewhere. */
+export type EnginePlacement = 'auto' | 'inline' | 'worker';
+
+let shared: WorkerLink | undefined;
+let inline: Promise<InlineLink> | undefined;
+
+function inDedicatedWorker(): boolean {
+  const g = globalThis as unknown as { DedicatedWorkerGlobalScope?: abstract new () => unknown };
+  return typeof g.DedicatedWorkerGlobalScope === 'function' && globalThis instanceof g.DedicatedWorkerGlobalScope;
+}
+
+function workerLink(): WorkerLink {
   shared ??= new WorkerLink(new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'strata' }));
   return shared;
+}
+
+async function link(placement: EnginePlacement = 'auto'): Promise<WorkerLink | InlineLink> {
+  if (placement !== 'auto' && placement !== 'inline' && placement !== 'worker') {
+    throw invalidArgument("engine must be 'auto', 'inline' or 'worker'");
+  }
+  const here = inDedicatedWorker();
+  if (placement === 'inline' && !here) throw invalidArgument("engine: 'inline' needs a dedicated worker (OPFS sync access handles exist only there)");
+  if (placement === 'worker' || !here) return workerLink();
+  inline ??= import('./worker-engine.js').then((m) => new InlineLink(new m.WorkerEngine()));
+  return inline;
+}
+
+/** Where databases opened with `engine` (default `auto`) run: `inline` (this dedicated worker)
+ * or `worker` (the package's worker); and, for the worker, the messages sent so far and the
+ * calls they carried (calls made in one turn share a message). */
+export function engineInfo(placement: EnginePlacement = 'auto'): { placement: 'inline' | 'worker'; messages: number; requests: number } {
+  const worker = placement === 'worker' || !inDedicatedWorker();
+  return worker
+    ? { placement: 'worker', messages: shared?.stats.messages ?? 0, requests: shared?.stats.requests ?? 0 }
+    : { placement: 'inline', messages: 0, requests: 0 };
 }
 
 /** Cancels all engine work of the page: terminates the worker (an engine call is synchronous
@@ -86,19 +186,27 @@ export function terminateWorker(reason = 'cancelled'): boolean {
   return true;
 }
 
+/** Browser-only open options. */
+export interface BrowserOpenOptions extends OpenOptions {
+  /** Where the engine runs (default `auto`: in the calling dedicated worker when there is one,
+   * otherwise in the package's worker). */
+  engine?: EnginePlacement;
+}
+
 /** Opens (by default creating) a database. Default storage: OPFS. */
-export async function open(location: string, options: OpenOptions = {}): Promise<Db> {
+export async function open(location: string, options: BrowserOpenOptions = {}): Promise<Db> {
   if (typeof location !== 'string' || location === '') throw invalidArgument('location must be a non-empty string');
   if (typeof options !== 'object' || options === null) throw invalidArgument('options must be an object');
   const kind = options.storage ?? 'opfs';
   if (kind === 'host') throw invalidArgument("storage 'host' is only available in Node (a host cannot cross into the worker)");
+  const { engine: placement, ...rest } = options;
   // A picked folder is always read-only.
-  const opts = engineOptions(kind === 'files' ? { ...options, readOnly: true } : options);
-  const l = link();
+  const opts = engineOptions(kind === 'files' ? { ...rest, readOnly: true } : rest);
+  const l = await link(placement);
   l.users += 1;
   try {
     const handle = (await l.call('open', [kind, location, opts, options.files])) as number;
-    return new Db(l, handle, location, options);
+    return new Db(l, handle, location, rest);
   } catch (e) {
     l.release();
     throw toStrataError(e);
@@ -106,8 +214,8 @@ export async function open(location: string, options: OpenOptions = {}): Promise
 }
 
 /** Deletes an OPFS database (it must be closed). */
-export async function destroy(location: string): Promise<void> {
-  const l = link();
+export async function destroy(location: string, options: { engine?: EnginePlacement } = {}): Promise<void> {
+  const l = await link(options.engine);
   l.users += 1;
   try {
     await l.call('destroy', [location]);
@@ -125,9 +233,10 @@ export async function destroy(location: string): Promise<void> {
 export async function importIntoOpfs(
   location: string,
   files: ReadonlyArray<{ name: string; data: Uint8Array | Blob }>,
+  options: { engine?: EnginePlacement } = {},
 ): Promise<number> {
   if (!Array.isArray(files)) throw invalidArgument('files must be an array');
-  const l = link();
+  const l = await link(options.engine);
   l.users += 1;
   try {
     return (await l.call('import', [location, files])) as number;
@@ -141,16 +250,17 @@ export async function importIntoOpfs(
 /** Opens the Bedrock world in folder `location` in the worker, read-only unless
  * `{ writable: true }`. Default storage:
  * OPFS; `storage: 'files'` with `files` opens a picked folder in place. */
-export async function openWorld(location: string, options: WorldOpenOptions = {}): Promise<World> {
-  const l = link();
+export async function openWorld(location: string, options: WorldOpenOptions & { engine?: EnginePlacement } = {}): Promise<World> {
+  const { engine: placement, ...rest } = options;
+  const l = await link(placement);
   l.users += 1;
-  return openWorldVia(l, location, options, 'opfs');
+  return openWorldVia(l, location, rest, 'opfs');
 }
 
 /** Opens a `.mcworld` (the zip's bytes), unpacked into the worker's memory; `writable` edits
  * that in-memory copy (save it with `exportMcworld()`). */
-export async function openMcworld(zip: Uint8Array, options: { writable?: boolean } = {}): Promise<World> {
-  const l = link();
+export async function openMcworld(zip: Uint8Array, options: { writable?: boolean; engine?: EnginePlacement } = {}): Promise<World> {
+  const l = await link(options.engine);
   l.users += 1;
   return openMcworldVia(l, zip, options);
 }

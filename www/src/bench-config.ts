@@ -3,7 +3,11 @@
 // imported by the viewer, for scan), auto (start on load).
 
 export const WORKLOADS = ['fillseq', 'readseq', 'fillrandom', 'readrandom', 'batch', 'scan'] as const;
-export const ENGINES = ['strata-opfs', 'indexeddb'] as const;
+// strata-opfs: the engine in the benchmark's own worker (the package's `engine: 'auto'` there);
+// strata-opfs-hop: the engine in the package's worker, one message per awaited call (what a
+// page's main thread gets); indexeddb: browser-level. The default runs the first two.
+export const ENGINES = ['strata-opfs', 'indexeddb', 'strata-opfs-hop'] as const;
+const DEFAULT_ENGINES = ['strata-opfs', 'indexeddb'] as const;
 export type Workload = (typeof WORKLOADS)[number];
 export type Engine = (typeof ENGINES)[number];
 
@@ -46,7 +50,7 @@ export function readConfig(search: string): BenchConfig {
     valueSize: int(p.get('valueSize'), 100, 0, 1 << 20),
     batchSize: int(p.get('batchSize'), 100, 1, 100_000),
     workloads: list(p.get('workloads'), WORKLOADS, world ? WORKLOADS : WORKLOADS.filter((w) => w !== 'scan')),
-    engines: list(p.get('engines'), ENGINES, ENGINES),
+    engines: list(p.get('engines'), ENGINES, DEFAULT_ENGINES),
     world,
     auto: p.get('auto') === '1',
   };

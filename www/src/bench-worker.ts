@@ -1,6 +1,7 @@
 // One benchmark run in a fresh dedicated worker: every asked workload, in db_bench's order,
-// on one engine — Strata over OPFS (the package's browser API; its engine runs in its own
-// nested worker) or IndexedDB through browser-level. Each put/get is one awaited call, as an
+// on one engine — Strata over OPFS (the package's browser API: its engine runs in this worker,
+// or with strata-opfs-hop in the package's own nested worker, a message per call) or
+// IndexedDB through browser-level. Each put/get is one awaited call, as an
 // application would make it. Posts `{type: 'row', row}` per workload, then `{type: 'done'}`
 // or `{type: 'error', message}`.
 //
@@ -60,9 +61,9 @@ function shuffled(n: number, seed = 7): number[] {
   return a;
 }
 
-async function strataStore(location: string): Promise<Store> {
-  await destroy(location);
-  const db: Db = await open(location, { storage: 'opfs' });
+async function strataStore(location: string, engine: 'inline' | 'worker'): Promise<Store> {
+  await destroy(location, { engine });
+  const db: Db = await open(location, { storage: 'opfs', engine });
   return {
     put: (k, v) => db.put(k, v),
     get: async (k) => (await db.get(k)) as Uint8Array | undefined,
@@ -116,7 +117,8 @@ async function idbStore(name: string): Promise<Store> {
 }
 
 async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void): Promise<void> {
-  const fresh = () => (engine === 'strata-opfs' ? strataStore('bench/strata') : idbStore('strata-bench'));
+  const fresh = () =>
+    engine === 'indexeddb' ? idbStore('strata-bench') : strataStore('bench/strata', engine === 'strata-opfs' ? 'inline' : 'worker');
   const vals = values(c.valueSize, Math.min(c.entries, 1024));
   const val = (i: number) => vals[i % vals.length]!;
   const entryBytes = 16 + c.valueSize;

@@ -1,0 +1,89 @@
+// Test functions for browser-placement.test.ts, run in the page: calls coalesced into one
+// message per turn of the event loop, errors within a coalesced turn, and a dedicated worker
+// running the engine itself (inline-worker.mjs).
+
+import { open, destroy, engineInfo } from '/pkg/dist/browser.js';
+
+const dec = new TextDecoder();
+let worker;
+
+function inWorker(run, ...args) {
+  worker ??= new Worker('/test/browser/inline-worker.mjs', { type: 'module' });
+  return new Promise((resolve, reject) => {
+    worker.onmessage = (ev) => (ev.data.ok ? resolve(ev.data.value) : reject(Object.assign(new Error(ev.data.error.message), ev.data.error)));
+    worker.postMessage({ run, args });
+  });
+}
+
+const key = (i) => `k${String(i).padStart(6, '0')}`;
+
+window.strataTest = {
+  inWorker,
+
+  /** 1,000 puts issued in one turn, then 1,000 gets: messages sent for each burst. */
+  async coalesce() {
+    const db = await open('coalesce', { storage: 'mem' });
+    const m0 = engineInfo().messages;
+    await Promise.all(Array.from({ length: 1000 }, (_, i) => db.put(key(i), `v${i}`)));
+    const m1 = engineInfo().messages;
+    const values = await Promise.all(Array.from({ length: 1000 }, (_, i) => db.get(key(i))));
+    const m2 = engineInfo().messages;
+    const bad = values.filter((v, i) => dec.decode(v) !== `v${i}`).length;
+    // A turn with a call the engine refuses (a released snapshot) among good ones: only that
+    // call fails.
+    const snap = await db.snapshot();
+    await snap.release();
+    const results = await Promise.allSettled([
+      db.put('x', '1'),
+      db.get('x', { snapshot: snap }),
+      db.get('x'),
+      db.del(key(0)),
+      db.get(key(0)),
+    ]);
+    const settled = results.map((r) => (r.status === 'fulfilled' ? (r.value instanceof Uint8Array ? dec.decode(r.value) : r.value ?? null) : r.reason.code));
+    await db.close();
+    return { placement: engineInfo().placement, putMessages: m1 - m0, getMessages: m2 - m1, bad, settled };
+  },
+
+  /** Puts from the main thread: awaited one by one, and 64 in flight (rates, for the note). */
+  async rates(n) {
+    await destroy('rates');
+    const db = await open('rates');
+    const v = new Uint8Array(100).fill(7);
+    let t = performance.now();
+    for (let i = 0; i < n; i++) await db.put(key(i), v);
+    const awaited = n / ((performance.now() - t) / 1000);
+    let next = 0;
+    t = performance.now();
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < n) await db.put(key(next++), v);
+      }),
+    );
+    const inflight64 = n / ((performance.now() - t) / 1000);
+    let count = 0;
+    for await (const _ of db.iterator()) count++;
+    await db.close();
+    return { count, awaited: Math.round(awaited), inflight64: Math.round(inflight64) };
+  },
+
+  /** The page opens, through the package's worker, what the inline worker wrote. */
+  async readInlineDb() {
+    const db = await open('inline-awaited');
+    let count = 0;
+    for await (const _ of db.iterator()) count++;
+    const synced = dec.decode(await db.get('synced'));
+    await db.close();
+    return { count, synced };
+  },
+
+  async inlineOnMainThread() {
+    try {
+      await open('x', { storage: 'mem', engine: 'inline' });
+      return 'opened';
+    } catch (e) {
+      return e.code;
+    }
+  },
+};
+document.title = 'ready';
