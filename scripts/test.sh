@@ -35,7 +35,7 @@ cargo test --doc
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib -q
 echo "== wasm + TypeScript build"
 bash scripts/build-wasm.sh
-echo "== js: vitest (worlds, API, interop, packaging, browser, World API, world viewer in Chromium)"
+echo "== js: vitest (worlds, API, interop, packaging, browser, World API, world viewer in Chromium, bundler examples)"
 (cd js && npx vitest run)
 echo "== js: abstract-level compliance suite"
 (cd js && node test/abstract-level.mjs > ../target/abstract-level.tap) || { tail -50 target/abstract-level.tap; exit 1; }
