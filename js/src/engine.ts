@@ -34,7 +34,7 @@ export interface WasmDatabase {
   // Bedrock worlds (src/wasm/world.rs).
   worldSummary(): string;
   chunkList(dimension: number): Int32Array;
-  renderMap(dimension: number, pixelsPerChunk: number): WasmMapImage;
+  renderMap(dimension: number, pixelsPerChunk: number, layer?: string, y?: number): WasmMapImage;
   surfaceTiles(dimension: number, coords: Int32Array): Uint8Array;
   chunkRecords(dimension: number, x: number, z: number): string;
   recordNbt(key: Uint8Array): string | undefined;
@@ -59,7 +59,18 @@ export interface WasmMapImage {
   chunksDrawn: number;
   chunksFailed: number;
   chunksWithoutSurface: number;
+  /** The layer drawn: relief, surface, height, biome, slime or cave. */
+  layer: MapLayer;
+  /** Slime chunks among the dimension's chunks (Bedrock's rule), whatever the layer. */
+  slimeChunks: number;
+  /** Lowest and highest top-block y drawn (height layer only). */
+  heightMin?: number;
+  heightMax?: number;
+  /** Biome layer: `[id, name (null when unknown), columns, '#rrggbb']`, most columns first. */
+  biomes: Array<[number, string | null, number, string]>;
 }
+
+export type MapLayer = 'relief' | 'surface' | 'height' | 'biome' | 'slime' | 'cave';
 
 export interface WasmCursor {
   nextv(n: number, maxBytes: number, keys: boolean, values: boolean): Uint8Array;
@@ -314,8 +325,8 @@ export class Engine {
     return this.db(h).chunkList(dimension);
   }
 
-  renderMap(h: number, dimension: number, pixelsPerChunk: number): WasmMapImage {
-    return this.db(h).renderMap(dimension, pixelsPerChunk);
+  renderMap(h: number, dimension: number, pixelsPerChunk: number, layer?: string, y?: number): WasmMapImage {
+    return this.db(h).renderMap(dimension, pixelsPerChunk, layer, y);
   }
 
   surfaceTiles(h: number, dimension: number, coords: Int32Array): Uint8Array {

@@ -12,7 +12,8 @@
 
 import { toBytes, type Input } from './codec.js';
 import { Db, type Link, type OpenOptions } from './db.js';
-import { engineOptions, type StorageKind, type WasmMapImage } from './engine.js';
+import { engineOptions, type MapLayer, type StorageKind, type WasmMapImage } from './engine.js';
+export type { MapLayer } from './engine.js';
 import { StrataError, invalidArgument, toStrataError } from './errors.js';
 
 /** 0 Overworld, 1 Nether, 2 End. */
@@ -167,13 +168,23 @@ export class World {
     return out;
   }
 
-  /** A top-down map (biome colour shaded by height); `pixelsPerChunk` 1, 2, 4, 8 or 16. */
-  async map(options: { dimension?: Dimension; pixelsPerChunk?: number } = {}): Promise<MapImage> {
+  /** A top-down map; `pixelsPerChunk` 1, 2, 4, 8 or 16; `layer` `relief` (default: biome
+   * colour shaded by height), `surface` (real top blocks), `height`, `biome`, `slime` or
+   * `cave` (the first block at or below `y`, which it needs). */
+  async map(options: { dimension?: Dimension; pixelsPerChunk?: number; layer?: MapLayer; y?: number } = {}): Promise<MapImage> {
     const dimension = options.dimension ?? 0;
     checkDimension(dimension);
     const ppc = options.pixelsPerChunk ?? 16;
     if (![1, 2, 4, 8, 16].includes(ppc)) throw invalidArgument('pixelsPerChunk must be 1, 2, 4, 8 or 16');
-    return (await this.call('renderMap', [dimension, ppc])) as MapImage;
+    const layer = options.layer ?? 'relief';
+    if (!['relief', 'surface', 'height', 'biome', 'slime', 'cave'].includes(layer)) {
+      throw invalidArgument('layer must be relief, surface, height, biome, slime or cave');
+    }
+    if (layer === 'cave' && !Number.isInteger(options.y)) throw invalidArgument('the cave layer needs an integer y');
+    if (options.y !== undefined && (!Number.isInteger(options.y) || Math.abs(options.y) > 4096)) {
+      throw invalidArgument('y must be an integer between -4096 and 4096');
+    }
+    return (await this.call('renderMap', [dimension, ppc, layer, options.y])) as MapImage;
   }
 
   /** Real top-block colours of chunks: a 16×16 RGBA tile per chunk that has block data,

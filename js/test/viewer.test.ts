@@ -194,6 +194,46 @@ describe('world viewer in Chromium', () => {
     });
   }
 
+  test('map layers: slime, biome, height, cave, surface, each with its legend (same figures as the Node API)', async () => {
+    const name = 'amulet_1_18_vanilla';
+    const w = await openWorld(path.join(worldsDir, name));
+    // The page draws this world at 8 pixels per chunk (62,884 chunks in its rectangle: 4.0 M pixels).
+    const node = async (layer: 'slime' | 'biome' | 'height', y?: number) => w.map({ dimension: 0, pixelsPerChunk: 8, layer, y });
+    const [slime, biome, height] = [await node('slime'), await node('biome'), await node('height')];
+    await w.close();
+    expect(slime.slimeChunks).toBe(297); // numpy's MT19937 agrees (tests/map_layers.rs)
+    expect((await openWith('#open-mcworld', path.join(zips, `${name}.mcworld`))).state).toBe('ready');
+    const pick = async (layer: string, y?: number) => {
+      // The y input shows only with the cave layer; its value is set before (as a link would).
+      if (y !== undefined) await page.evaluate((v) => ((document.getElementById('y-level') as HTMLInputElement).value = String(v)), y);
+      await page.selectOption('#layer', layer);
+      await page.waitForSelector(`#legend[data-layer="${layer}"]`, { state: 'attached' });
+      await page.waitForFunction(() => document.body.dataset.state === 'ready');
+      await page.screenshot({ path: path.join(artifacts, `layer-${layer}.png`), fullPage: true });
+      return page.evaluate(() => ({
+        layer: document.getElementById('map')!.dataset.layer,
+        slime: document.getElementById('map')!.dataset.slimeChunks,
+        legend: [...document.querySelectorAll('#legend > span')].map((e) => (e as HTMLElement).dataset.biome ?? e.textContent ?? ''),
+        yShown: !(document.getElementById('y-level-label') as HTMLElement).hidden,
+      }));
+    };
+    expect(await pick('slime')).toEqual({
+      layer: 'slime',
+      slime: '297',
+      legend: ['slime chunk (297 of 2,737 chunks; they spawn slimes below y 40 in any world)'],
+      yShown: false,
+    });
+    const b = await pick('biome');
+    expect(b.legend.slice(0, 24)).toEqual(biome.biomes.slice(0, 24).map(([id]) => String(id)));
+    expect(b.legend.length).toBe(Math.min(24, biome.biomes.length) + (biome.biomes.length > 24 ? 1 : 0));
+    expect((await pick('height')).legend).toEqual([`y ${height.heightMin}y ${height.heightMax}`]);
+    expect(await pick('cave', -20)).toEqual({ layer: 'cave', slime: '297', legend: ['the first block at or below y -20; darker is deeper'], yShown: true });
+    expect(await mapPixels()).toBeGreaterThan(10_000);
+    expect((await pick('surface')).legend).toEqual([]);
+    await page.selectOption('#layer', 'relief');
+    await page.waitForSelector('#legend[data-layer="relief"]', { state: 'attached' });
+  });
+
   test('a folder copied into browser storage is listed after a reload, opens, and is deleted', async () => {
     const row = worlds().find((r) => r.name === 'amulet_1_16')!;
     const want = { state: 'ready', entries: String(row.entries), keyBytes: String(row.keyBytes), valueBytes: String(row.valueBytes), crc32c: String(row.crc32c), chunks: '436' };

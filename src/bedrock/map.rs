@@ -1,4 +1,8 @@
-//! Top-down maps of a world's dimension (0 Overworld, 1 Nether, 2 End).
+//! Top-down maps of a world's dimension (0 Overworld, 1 Nether, 2 End), in layers
+//! ([`MapLayer`]): relief (biome colour shaded by height: one record read per chunk, the
+//! default), surface (real top blocks), height (a colour ramp), biome (flat colours, with the
+//! biomes seen), slime (relief with Bedrock's slime chunks tinted) and cave (the first block at
+//! or below a y level).
 //!
 //! Chunks are indexed from their Version (0x2C) or LegacyVersion (0x76) records. Each chunk
 //! costs one record read for its surface: Data3D, else Data2D, else Data2DLegacy, else
@@ -20,10 +24,63 @@ use super::subchunk::decode_subchunk;
 use crate::error::{Error, Result};
 use crate::{Db, ReadOptions};
 
+/// Which picture of the dimension to draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapLayer {
+    /// Biome colours shaded by height (Data3D/Data2D; LegacyTerrain: top blocks): one record
+    /// read per chunk.
+    Relief,
+    /// Real top-block colours (each chunk's subchunks from the top down), shaded by height;
+    /// chunks without subchunks fall back to relief colours.
+    Surface,
+    /// The top block's y on a fixed colour ramp (y -64 deep blue … 320 white), not shaded.
+    Height,
+    /// The biome of each column, flat colours; `MapImage::biomes` counts the columns per biome.
+    Biome,
+    /// Relief, with slime chunks (`slime::is_slime_chunk`) tinted green.
+    Slime,
+    /// The first non-air block at or below this y (caves, structures), darker the deeper it is.
+    Cave(i32),
+}
+
+impl MapLayer {
+    /// `relief`, `surface`, `height`, `biome`, `slime` or `cave` (which needs `y`).
+    pub fn parse(name: &str, y: Option<i32>) -> Result<MapLayer> {
+        Ok(match name {
+            "relief" => MapLayer::Relief,
+            "surface" => MapLayer::Surface,
+            "height" => MapLayer::Height,
+            "biome" => MapLayer::Biome,
+            "slime" => MapLayer::Slime,
+            "cave" => MapLayer::Cave(
+                y.ok_or_else(|| Error::invalid_argument("the cave layer needs a y level"))?,
+            ),
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "unknown map layer {other:?} (relief, surface, height, biome, slime, cave)"
+                )))
+            }
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            MapLayer::Relief => "relief",
+            MapLayer::Surface => "surface",
+            MapLayer::Height => "height",
+            MapLayer::Biome => "biome",
+            MapLayer::Slime => "slime",
+            MapLayer::Cave(_) => "cave",
+        }
+    }
+}
+
 /// What to draw.
 #[derive(Clone, Debug)]
 pub struct MapOptions {
     pub dimension: i32,
+    /// Default [`MapLayer::Relief`].
+    pub layer: MapLayer,
     /// Pixels per chunk side: 16 (one per block), 8, 4, 2 or 1. Default 16.
     pub pixels_per_chunk: u32,
     /// Largest image accepted (width × height). Default 64 Mi pixels.
@@ -34,6 +91,7 @@ impl Default for MapOptions {
     fn default() -> Self {
         MapOptions {
             dimension: 0,
+            layer: MapLayer::Relief,
             pixels_per_chunk: 16,
             max_pixels: 64 << 20,
         }
@@ -57,6 +115,15 @@ pub struct MapImage {
     pub chunks_failed: u64,
     /// Chunks with no surface record at all.
     pub chunks_without_surface: u64,
+    pub layer: MapLayer,
+    /// Slime chunks among the dimension's chunks (counted for every layer).
+    pub slime_chunks: u64,
+    /// Lowest and highest top-block y drawn (height layer; `None` for the others or when no
+    /// column had one).
+    pub height_range: Option<(i32, i32)>,
+    /// Biome ids drawn and their column counts, most columns first (biome layer; relief
+    /// colours of LegacyTerrain chunks have no biome id and are not counted).
+    pub biomes: Vec<(u32, u64)>,
 }
 
 impl MapImage {
@@ -123,6 +190,150 @@ pub fn chunk_columns(db: &Db, dimension: i32, x: i32, z: i32) -> Result<Option<C
     Ok(Some(cols))
 }
 
+/// One drawn column: what shading compares (`height`), the top block's absolute y, its
+/// colour, and its biome where the record has one.
+#[derive(Clone, Copy)]
+struct Column {
+    height: i32,
+    y: i32,
+    colour: [u8; 3],
+    biome: Option<u32>,
+}
+
+/// The lowest y of a dimension in Data3D worlds (1.18+): -64 in the Overworld.
+fn min_y(dimension: i32) -> i32 {
+    if dimension == 0 {
+        -64
+    } else {
+        0
+    }
+}
+
+/// A chunk's columns from its surface record (Data3D, Data2D, Data2DLegacy, LegacyTerrain).
+fn surface_columns(
+    db: &Db,
+    dimension: i32,
+    x: i32,
+    z: i32,
+) -> Result<Option<[Option<Column>; 256]>> {
+    let ro = ReadOptions::default();
+    let get = |tag| db.get(&ro, &chunk_key(x, z, dimension, tag, None));
+    let mut cols: [Option<Column>; 256] = [None; 256];
+    let (surface, base) = if let Some(v) = get(keys::TAG_DATA3D)? {
+        (decode_data3d(&v)?, min_y(dimension))
+    } else if let Some(v) = get(keys::TAG_DATA2D)? {
+        (decode_data2d(&v)?, 0)
+    } else if let Some(v) = get(keys::TAG_DATA2D_LEGACY)? {
+        (decode_data2d_legacy(&v)?, 0)
+    } else if let Some(v) = get(keys::TAG_LEGACY_TERRAIN)? {
+        let s = decode_legacy_terrain(&v)?;
+        for (i, col) in cols.iter_mut().enumerate() {
+            *col = s.tops[i].map(|t| {
+                let colour = if t.id == 2 {
+                    s.grass[i]
+                } else {
+                    legacy_block_colour(t.id)
+                };
+                Column {
+                    height: t.y as i32 + 1,
+                    y: t.y as i32,
+                    colour,
+                    biome: None,
+                }
+            });
+        }
+        return Ok(Some(cols));
+    } else {
+        return Ok(None);
+    };
+    for (i, col) in cols.iter_mut().enumerate() {
+        let h = surface.heights[i] as i32;
+        *col = Some(Column {
+            height: h,
+            y: h - 1 + base,
+            colour: biome_colour(surface.biomes[i]),
+            biome: Some(surface.biomes[i]),
+        });
+    }
+    Ok(Some(cols))
+}
+
+/// A colour on the height ramp: y -64 deep blue, 0 blue, 64 green, 128 yellow, 200 red, 320
+/// white (linear between).
+pub fn height_colour(y: i32) -> [u8; 3] {
+    const STOPS: [(i32, [u8; 3]); 6] = [
+        (-64, [20, 24, 110]),
+        (0, [40, 110, 220]),
+        (64, [60, 170, 70]),
+        (128, [230, 210, 60]),
+        (200, [200, 60, 40]),
+        (320, [255, 255, 255]),
+    ];
+    let y = y.clamp(STOPS[0].0, STOPS[5].0);
+    for w in STOPS.windows(2) {
+        let ((y0, c0), (y1, c1)) = (w[0], w[1]);
+        if y <= y1 {
+            let t = (y - y0) as f32 / (y1 - y0) as f32;
+            return [0, 1, 2]
+                .map(|k| (c0[k] as f32 + (c1[k] as f32 - c0[k] as f32) * t).round() as u8);
+        }
+    }
+    STOPS[5].1
+}
+
+/// A chunk's columns for `layer`: `Ok(None)` when it has nothing to draw.
+fn layer_columns(
+    db: &Db,
+    dimension: i32,
+    layer: MapLayer,
+    x: i32,
+    z: i32,
+) -> Result<Option<[Option<Column>; 256]>> {
+    match layer {
+        MapLayer::Relief | MapLayer::Slime | MapLayer::Biome => {
+            surface_columns(db, dimension, x, z)
+        }
+        MapLayer::Height => Ok(surface_columns(db, dimension, x, z)?.map(|mut cols| {
+            for c in cols.iter_mut().flatten() {
+                c.colour = height_colour(c.y);
+            }
+            cols
+        })),
+        MapLayer::Surface => {
+            let tops = top_blocks(db, dimension, x, z, None)?;
+            if tops.iter().all(Option::is_none) {
+                return surface_columns(db, dimension, x, z);
+            }
+            let mut cols: [Option<Column>; 256] = [None; 256];
+            for (c, top) in cols.iter_mut().zip(&tops) {
+                *c = top.as_ref().map(|(y, name)| Column {
+                    height: *y,
+                    y: *y,
+                    colour: block_colour(name),
+                    biome: None,
+                });
+            }
+            Ok(Some(cols))
+        }
+        MapLayer::Cave(level) => {
+            let tops = top_blocks(db, dimension, x, z, Some(level))?;
+            if tops.iter().all(Option::is_none) {
+                return Ok(None);
+            }
+            let mut cols: [Option<Column>; 256] = [None; 256];
+            for (c, top) in cols.iter_mut().zip(&tops) {
+                *c = top.as_ref().map(|(y, name)| Column {
+                    height: *y,
+                    y: *y,
+                    colour: shade(block_colour(name), -(level - y).clamp(0, 64) * 2),
+                    biome: None,
+                });
+            }
+            Ok(Some(cols))
+        }
+    }
+}
+
 /// Draws a dimension.
 pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
     let ppc = options.pixels_per_chunk;
@@ -166,10 +377,20 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
         chunks_drawn: 0,
         chunks_failed: 0,
         chunks_without_surface: 0,
+        layer: options.layer,
+        slime_chunks: 0,
+        height_range: None,
+        biomes: Vec::new(),
     };
     let step = (16 / ppc) as usize;
-    for &(x, z) in &chunks {
-        let cols = match chunk_columns(db, options.dimension, x, z) {
+    let layer = options.layer;
+    let mut slime = vec![false; chunks.len()];
+    let mut biome_counts: std::collections::BTreeMap<u32, u64> = Default::default();
+    let mut range: Option<(i32, i32)> = None;
+    for (n, &(x, z)) in chunks.iter().enumerate() {
+        slime[n] = super::slime::is_slime_chunk(x, z);
+        image.slime_chunks += slime[n] as u64;
+        let cols = match layer_columns(db, options.dimension, layer, x, z) {
             Ok(Some(c)) => c,
             Ok(None) => {
                 image.chunks_without_surface += 1;
@@ -186,24 +407,50 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
         let pz0 = (z as i64 - min_z as i64) as usize * ppc as usize;
         for pz in 0..ppc as usize {
             for px in 0..ppc as usize {
-                if let Some((h, c)) = cols[pz * step * 16 + px * step] {
+                if let Some(col) = cols[pz * step * 16 + px * step] {
                     let i = (pz0 + pz) * width + px0 + px;
-                    heights[i] = h;
+                    heights[i] = col.height;
+                    let mut c = col.colour;
+                    if layer == MapLayer::Slime && slime[n] {
+                        c = [0, 1, 2]
+                            .map(|k| ((c[k] as u32 * 45 + [40u32, 220, 60][k] * 55) / 100) as u8);
+                    }
                     image.rgba[i * 4..i * 4 + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
+                    if layer == MapLayer::Biome {
+                        if let Some(b) = col.biome {
+                            *biome_counts.entry(b).or_default() += 1;
+                        }
+                    }
+                    if layer == MapLayer::Height {
+                        range = Some(
+                            range.map_or((col.y, col.y), |(lo, hi)| (lo.min(col.y), hi.max(col.y))),
+                        );
+                    }
                 }
             }
         }
     }
-    // Shade against the northern neighbour (the pixel row above).
-    for i in width..width * height {
-        let (h, hn) = (heights[i], heights[i - width]);
-        if h == NO_HEIGHT || hn == NO_HEIGHT {
-            continue;
+    image.height_range = range;
+    image.biomes = biome_counts.into_iter().collect();
+    image
+        .biomes
+        .sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    // Shade against the northern neighbour (the pixel row above): not the flat layers, and not
+    // caves (shaded by depth instead).
+    if matches!(
+        layer,
+        MapLayer::Relief | MapLayer::Surface | MapLayer::Slime
+    ) {
+        for i in width..width * height {
+            let (h, hn) = (heights[i], heights[i - width]);
+            if h == NO_HEIGHT || hn == NO_HEIGHT {
+                continue;
+            }
+            let delta = (h.saturating_sub(hn)).saturating_mul(12).clamp(-48, 48);
+            let px = &mut image.rgba[i * 4..i * 4 + 3];
+            let c = shade([px[0], px[1], px[2]], delta);
+            px.copy_from_slice(&c);
         }
-        let delta = (h.saturating_sub(hn)).saturating_mul(12).clamp(-48, 48);
-        let px = &mut image.rgba[i * 4..i * 4 + 3];
-        let c = shade([px[0], px[1], px[2]], delta);
-        px.copy_from_slice(&c);
     }
     Ok(image)
 }
@@ -217,6 +464,17 @@ pub fn surface_blocks(
     x: i32,
     z: i32,
 ) -> Result<Vec<Option<(i32, String)>>> {
+    top_blocks(db, dimension, x, z, None)
+}
+
+/// Like [`surface_blocks`], but only blocks at or below `below` when given (a cave slice).
+pub fn top_blocks(
+    db: &Db,
+    dimension: i32,
+    x: i32,
+    z: i32,
+    below: Option<i32>,
+) -> Result<Vec<Option<(i32, String)>>> {
     let mut prefix = chunk_prefix(x, z, dimension);
     prefix.push(TAG_SUBCHUNK);
     let mut subchunks = Vec::new();
@@ -224,7 +482,10 @@ pub fn surface_blocks(
     it.seek(&prefix);
     while it.valid() && it.key().starts_with(&prefix) {
         if it.key().len() == prefix.len() + 1 {
-            subchunks.push((it.key()[prefix.len()] as i8, it.value().to_vec()));
+            let sy = it.key()[prefix.len()] as i8;
+            if below.is_none_or(|b| (sy as i32) * 16 <= b) {
+                subchunks.push((sy, it.value().to_vec()));
+            }
         }
         it.next();
     }
@@ -239,12 +500,14 @@ pub fn surface_blocks(
         let Some(layer) = sub.layers.first() else {
             continue;
         };
+        // The highest y inside this subchunk that may be looked at.
+        let top = below.map_or(15, |b| (b - sy as i32 * 16).clamp(0, 15)) as usize;
         for (col, slot) in out.iter_mut().enumerate() {
             if slot.is_some() {
                 continue;
             }
             let (bx, bz) = (col % 16, col / 16);
-            if let Some(y) = (0..16).rev().find(|&y| !layer.block(bx, y, bz).is_air()) {
+            if let Some(y) = (0..=top).rev().find(|&y| !layer.block(bx, y, bz).is_air()) {
                 *slot = Some((
                     sy as i32 * 16 + y as i32,
                     layer.block(bx, y, bz).name.clone(),

@@ -19,6 +19,7 @@ pub mod map;
 pub mod mcworld;
 pub mod nbt;
 pub mod nbt_edit;
+pub mod slime;
 pub mod snbt;
 pub mod subchunk;
 pub mod synth;

@@ -15,10 +15,11 @@ use js_sys::{Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use super::{js_err, parse_options, set, storage_for, Database, MEM_STORES};
+use crate::bedrock::colours::{biome_colour, biome_name};
 use crate::bedrock::edit::{self, EditReport, Selection};
 use crate::bedrock::export;
 use crate::bedrock::keys::{self, chunk_prefix, classify, tag_name, KeyKind};
-use crate::bedrock::map::{render_map, surface_tile, MapOptions};
+use crate::bedrock::map::{render_map, surface_tile, MapLayer, MapOptions};
 use crate::bedrock::mcworld::{self, ImportLimits};
 use crate::bedrock::nbt::{self, Tag};
 use crate::bedrock::nbt_edit;
@@ -165,11 +166,21 @@ impl Database {
 
     /// A top-down map of `dimension` at `pixels_per_chunk` (1, 2, 4, 8 or 16) as an object:
     /// `width`, `height`, `rgba` (Uint8Array), `minChunkX`, `minChunkZ`, `pixelsPerChunk`,
-    /// `chunksIndexed`, `chunksDrawn`, `chunksFailed`, `chunksWithoutSurface`. A dimension
-    /// without chunks gives a 0×0 image.
+    /// `chunksIndexed`, `chunksDrawn`, `chunksFailed`, `chunksWithoutSurface`, `layer`,
+    /// `slimeChunks`, `heightMin`/`heightMax` (height layer), `biomes` (biome layer: `[id,
+    /// name, columns, '#rrggbb']` rows, most columns first). `layer` is `relief` (default), `surface`,
+    /// `height`, `biome`, `slime` or `cave` (with `y`). A dimension without chunks gives a 0×0
+    /// image.
     #[wasm_bindgen(js_name = renderMap)]
-    pub fn render_map(&self, dimension: i32, pixels_per_chunk: u32) -> Result<JsValue, JsValue> {
+    pub fn render_map(
+        &self,
+        dimension: i32,
+        pixels_per_chunk: u32,
+        layer: Option<String>,
+        y: Option<i32>,
+    ) -> Result<JsValue, JsValue> {
         check_dimension(dimension)?;
+        let layer = MapLayer::parse(layer.as_deref().unwrap_or("relief"), y).map_err(js_err)?;
         let db = self.db()?;
         let obj: JsValue = Object::new().into();
         let num = |k: &str, v: f64| set(&obj, k, JsValue::from_f64(v));
@@ -186,9 +197,12 @@ impl Database {
                 "chunksDrawn",
                 "chunksFailed",
                 "chunksWithoutSurface",
+                "slimeChunks",
             ] {
                 num(k, 0.0);
             }
+            set(&obj, "layer", JsValue::from_str(layer.name()));
+            set(&obj, "biomes", js_sys::Array::new().into());
             set(&obj, "rgba", Uint8Array::new_with_length(0).into());
             return Ok(obj);
         }
@@ -196,6 +210,7 @@ impl Database {
             db,
             &MapOptions {
                 dimension,
+                layer,
                 pixels_per_chunk,
                 max_pixels: MAX_MAP_PIXELS,
             },
@@ -210,6 +225,23 @@ impl Database {
         num("chunksDrawn", image.chunks_drawn as f64);
         num("chunksFailed", image.chunks_failed as f64);
         num("chunksWithoutSurface", image.chunks_without_surface as f64);
+        num("slimeChunks", image.slime_chunks as f64);
+        set(&obj, "layer", JsValue::from_str(image.layer.name()));
+        if let Some((lo, hi)) = image.height_range {
+            num("heightMin", lo as f64);
+            num("heightMax", hi as f64);
+        }
+        let biomes = js_sys::Array::new();
+        for (id, columns) in &image.biomes {
+            let row = js_sys::Array::new();
+            row.push(&JsValue::from_f64(*id as f64));
+            row.push(&biome_name(*id).map_or(JsValue::NULL, JsValue::from_str));
+            row.push(&JsValue::from_f64(*columns as f64));
+            let [r, g, b] = biome_colour(*id);
+            row.push(&JsValue::from_str(&format!("#{r:02x}{g:02x}{b:02x}")));
+            biomes.push(&row);
+        }
+        set(&obj, "biomes", biomes.into());
         set(&obj, "rgba", Uint8Array::from(&image.rgba[..]).into());
         Ok(obj)
     }

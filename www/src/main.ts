@@ -19,6 +19,8 @@ import {
   openMcworld,
   openWorld,
   terminateWorker,
+  type MapImage,
+  type MapLayer,
   type RecoveryReport,
   type World,
   type WorldSummary,
@@ -43,6 +45,8 @@ function $<T extends HTMLElement>(id: string): T {
 const message = $('message');
 const summaryEl = $('world-summary');
 const dimensionSel = $<HTMLSelectElement>('dimension');
+const layerSel = $<HTMLSelectElement>('layer');
+const yLevel = $<HTMLInputElement>('y-level');
 const inspector = new Inspector($('inspector'), $('inspector-title'), $<HTMLUListElement>('records'), $('record-view'));
 
 const keyBrowser = new KeyBrowser($('keys-section'), $<HTMLUListElement>('key-list'), $('key-view'), $('key-count'));
@@ -327,16 +331,71 @@ async function drawMap(gen: number, w: World): Promise<void> {
     const hChunks = Math.max(...zs) - Math.min(...zs) + 1;
     while (ppc > 1 && wChunks * hChunks * ppc * ppc > MAX_MAP_PIXELS) ppc /= 2;
   }
-  const image = await w.map({ dimension, pixelsPerChunk: ppc });
+  const layer = layerSel.value as MapLayer;
+  const y = Math.trunc(Number(yLevel.value) || 0);
+  const image = await w.map({ dimension, pixelsPerChunk: ppc, layer, y: layer === 'cave' ? y : undefined });
   if (gen !== generation || w !== world) return;
+  const sameView = shown?.world === w && shown.dimension === dimension;
+  shown = { world: w, dimension };
   const markers: Marker[] = players.filter((p) => p.dimension === dimension);
   const spawn = summary?.levelDat?.spawn;
   if (dimension === 0 && spawn) markers.unshift({ x: spawn[0], z: spawn[2], label: 'spawn', colour: '#ff3b3b' });
   $('map-section').hidden = false;
-  mapView.show(image, chunks, markers);
+  mapView.tilesEnabled = layer === 'relief' || layer === 'surface';
+  mapView.show(image, chunks, markers, sameView);
+  showLegend(image);
   const failed = image.chunksFailed > 0 ? `, ${image.chunksFailed} could not be decoded` : '';
   say(`${image.chunksDrawn} of ${chunks.length} chunks drawn${failed}. Click a chunk to inspect its records.`);
   setState('ready');
+}
+
+/** What the map's colours mean, for the layer shown. */
+function showLegend(image: MapImage): void {
+  const legend = $('legend');
+  const span = (text: string, colour?: string): HTMLElement => {
+    const el = document.createElement('span');
+    if (colour) {
+      const sw = document.createElement('span');
+      sw.className = 'swatch';
+      sw.style.background = colour;
+      el.append(sw);
+    }
+    el.append(text);
+    return el;
+  };
+  const items: HTMLElement[] = [];
+  if (image.layer === 'height' && image.heightMin !== undefined) {
+    const el = span(`y ${image.heightMin}`);
+    const ramp = document.createElement('span');
+    ramp.className = 'ramp';
+    // The engine's ramp (map.rs height_colour), over the range drawn.
+    const stops: Array<[number, string]> = [
+      [-64, '#14186e'],
+      [0, '#286edc'],
+      [64, '#3caa46'],
+      [128, '#e6d23c'],
+      [200, '#c83c28'],
+      [320, '#ffffff'],
+    ];
+    const lo = image.heightMin;
+    const hi = Math.max(image.heightMax ?? lo, lo + 1);
+    ramp.style.background = `linear-gradient(to right, ${stops.map(([y, c]) => `${c} ${(((y - lo) / (hi - lo)) * 100).toFixed(1)}%`).join(', ')})`;
+    el.append(ramp, `y ${image.heightMax}`);
+    items.push(el);
+  } else if (image.layer === 'biome') {
+    for (const [id, name, columns, colour] of image.biomes.slice(0, 24)) {
+      const el = span(`${name ?? `biome ${id}`} (${columns.toLocaleString('en')})`, colour);
+      el.dataset.biome = String(id);
+      items.push(el);
+    }
+    if (image.biomes.length > 24) items.push(span(`… ${image.biomes.length - 24} more`));
+  } else if (image.layer === 'slime') {
+    items.push(span(`slime chunk (${image.slimeChunks.toLocaleString('en')} of ${image.chunksIndexed.toLocaleString('en')} chunks; they spawn slimes below y 40 in any world)`, '#28dc3c'));
+  } else if (image.layer === 'cave') {
+    items.push(span(`the first block at or below y ${yLevel.value}; darker is deeper`));
+  }
+  legend.replaceChildren(...items);
+  legend.dataset.layer = image.layer;
 }
 
 /** Where the players are: `Pos` and `DimensionId` of ~local_player and every player_* record. */
@@ -543,6 +602,20 @@ $<HTMLInputElement>('open-mcworld').addEventListener('change', (ev) => {
 $('key-search').addEventListener('submit', (ev) => {
   ev.preventDefault();
   keyBrowser.search($<HTMLInputElement>('key-prefix').value).catch((e: unknown) => showError(describe(e, 'the key search')));
+});
+
+let shown: { world: World; dimension: number } | undefined;
+
+function redrawLayer(): void {
+  $('y-level-label').hidden = layerSel.value !== 'cave';
+  const gen = generation;
+  showMap().catch((e: unknown) => {
+    if (gen === generation) showError(describe(e, 'the map'));
+  });
+}
+layerSel.addEventListener('change', redrawLayer);
+yLevel.addEventListener('change', () => {
+  if (layerSel.value === 'cave') redrawLayer();
 });
 
 dimensionSel.addEventListener('change', () => {

@@ -38,6 +38,9 @@ export class MapView {
   private markers: Marker[] = [];
   private drag: { x: number; y: number; panX: number; panZ: number; moved: boolean } | undefined;
   grid = true;
+  /** Zoomed in, chunks show their real top blocks (relief and surface layers only: the other
+   * layers would be hidden by them). */
+  tilesEnabled = true;
 
   constructor(
     private readonly canvas: HTMLCanvasElement,
@@ -103,8 +106,9 @@ export class MapView {
     this.coords.textContent = `x ${bx}, z ${bz} · chunk ${cxk}, ${czk}${has}`;
   }
 
-  /** Shows a new map (another world or dimension); fits it to the canvas. */
-  show(image: MapImage, chunks: Array<[number, number]>, markers: Marker[]): void {
+  /** Shows a new map (another world or dimension); fits it to the canvas unless `keepView`
+   * (another layer of the same dimension: the view stays where it was). */
+  show(image: MapImage, chunks: Array<[number, number]>, markers: Marker[], keepView = false): void {
     this.image = image;
     this.markers = markers;
     this.chunkSet = new Set(chunks.map(([x, z]) => `${x},${z}`));
@@ -117,7 +121,10 @@ export class MapView {
       this.base.getContext('2d')!.putImageData(data, 0, 0);
     }
     this.canvas.dataset.chunks = String(image.chunksDrawn);
-    this.fit();
+    this.canvas.dataset.layer = image.layer;
+    this.canvas.dataset.slimeChunks = String(image.slimeChunks);
+    if (keepView) this.draw();
+    else this.fit();
   }
 
   fit(): void {
@@ -155,7 +162,7 @@ export class MapView {
     const [bx0, bz0] = this.blockAt(0, 0);
     const [bx1, bz1] = this.blockAt(this.canvas.width, this.canvas.height);
     const chunkPx = 16 * this.scale;
-    if (this.scale >= TILE_SCALE) {
+    if (this.tilesEnabled && this.scale >= TILE_SCALE) {
       const missing: Array<[number, number]> = [];
       for (let cz = Math.floor(bz0 / 16); cz <= Math.floor(bz1 / 16); cz++) {
         for (let cx = Math.floor(bx0 / 16); cx <= Math.floor(bx1 / 16); cx++) {

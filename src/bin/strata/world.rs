@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use strata::bedrock::edit::{EditReport, Selection};
 use strata::bedrock::export::{self, ExportReport};
-use strata::bedrock::map::{render_map, MapOptions};
+use strata::bedrock::map::{render_map, MapLayer, MapOptions};
 use strata::bedrock::mcworld::{self, ImportLimits};
 use strata::bedrock::nbt_edit::LEVEL_DAT;
 use strata::bedrock::synth::{self, SynthParams};
@@ -443,7 +443,7 @@ fn chunks(raw: &[String]) -> CliResult {
 }
 
 fn map(raw: &[String]) -> CliResult {
-    let args = Args::parse(raw, &["out", "dimension", "scale"], &[])?;
+    let args = Args::parse(raw, &["out", "dimension", "scale", "layer", "y"], &[])?;
     let [path] = args.positionals(&["WORLD"])? else {
         unreachable!()
     };
@@ -452,8 +452,18 @@ fn map(raw: &[String]) -> CliResult {
         .ok_or_else(|| CliError::Usage("world map needs --out FILE.png".into()))?;
     let start = Instant::now();
     let world = open_world(path)?;
+    let y = args
+        .value("y")
+        .map(|v| {
+            v.parse::<i32>().map_err(|_| {
+                CliError::Usage(format!("--y takes a block height such as -20, not {v:?}"))
+            })
+        })
+        .transpose()?;
+    let layer = MapLayer::parse(args.value("layer").unwrap_or("relief"), y)?;
     let options = MapOptions {
         dimension: dimension(&args)?,
+        layer,
         pixels_per_chunk: u32::try_from(args.number("scale")?.unwrap_or(16)).unwrap_or(0),
         ..MapOptions::default()
     };
@@ -462,14 +472,16 @@ fn map(raw: &[String]) -> CliResult {
     std::fs::write(out, &png)
         .map_err(|e| CliError::Engine(strata::Error::io(format!("{out}: {e}"))))?;
     println!(
-        "{out}: {}×{} px, {} chunks indexed, {} drawn, {} failed, {} without surface data, \
-         origin chunk ({}, {}), {} bytes, {:.3} s",
+        "{out}: {} layer, {}×{} px, {} chunks indexed, {} drawn, {} failed, {} without surface data, \
+         {} slime chunks, origin chunk ({}, {}), {} bytes, {:.3} s",
+        image.layer.name(),
         image.width,
         image.height,
         image.chunks_indexed,
         image.chunks_drawn,
         image.chunks_failed,
         image.chunks_without_surface,
+        image.slime_chunks,
         image.min_chunk.0,
         image.min_chunk.1,
         png.len(),

@@ -1,0 +1,190 @@
+//! The map's layers against independent checks: Bedrock's slime-chunk rule against numpy's
+//! MT19937 (PyPI numpy, which amulet-nbt brings; `RandomState(seed)` seeds with init_genrand,
+//! the rule's generator), the slime count of a real world's chunks, and each layer's
+//! invariants on a real world (the biome layer's column counts add up to its drawn pixels,
+//! every cave column is at or below the slice, the height range lies inside the dimension).
+
+mod common;
+
+use std::process::Command;
+use std::sync::Arc;
+
+use strata::bedrock::map::{height_colour, render_map, top_blocks, MapLayer, MapOptions};
+use strata::bedrock::slime::{is_slime_chunk, mt19937_outputs};
+use strata::bedrock::{keys, World};
+use strata::FsStorage;
+
+/// numpy's verdict for each (x, z): `RandomState((x * 0x1f1f1f1f ^ z) mod 2^32)`'s first raw
+/// 32-bit output % 10 == 0.
+fn numpy_slime(coords: &[(i32, i32)]) -> Vec<bool> {
+    let list: Vec<String> = coords.iter().map(|(x, z)| format!("{x},{z}")).collect();
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys, numpy as np\n\
+             out = []\n\
+             for p in sys.stdin.read().split():\n\
+             \x20   x, z = map(int, p.split(','))\n\
+             \x20   seed = ((x * 0x1f1f1f1f) & 0xffffffff) ^ (z & 0xffffffff)\n\
+             \x20   v = int(np.random.RandomState(seed).randint(0, 2**32, dtype=np.uint32))\n\
+             \x20   out.append('1' if v % 10 == 0 else '0')\n\
+             print(''.join(out))",
+        )
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write as _;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(list.join(" ").as_bytes())?;
+            child.wait_with_output()
+        })
+        .expect("python3 with numpy (scripts/setup.sh installs amulet-nbt, which needs numpy)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .trim()
+        .chars()
+        .map(|c| c == '1')
+        .collect()
+}
+
+#[test]
+fn mt19937_reference_outputs() {
+    // The first three outputs of std::mt19937's default seed, as C++ and numpy give them.
+    assert_eq!(
+        mt19937_outputs(5489, 3),
+        vec![3_499_211_612, 581_869_302, 3_890_346_734]
+    );
+}
+
+#[test]
+fn slime_chunks_match_numpy() {
+    let mut coords: Vec<(i32, i32)> = (-30..30)
+        .flat_map(|x| (-30..30).map(move |z| (x, z)))
+        .collect();
+    // Far chunks and the extremes of i32 (wrapping multiplication).
+    coords.extend([
+        (1_875_000, -1_875_000),
+        (-1_875_000, 1_875_000),
+        (i32::MAX, i32::MIN),
+        (i32::MIN, i32::MAX),
+        (123_456, 654_321),
+    ]);
+    let ours: Vec<bool> = coords.iter().map(|&(x, z)| is_slime_chunk(x, z)).collect();
+    let theirs = numpy_slime(&coords);
+    assert_eq!(ours.len(), theirs.len());
+    let differing: Vec<_> = coords
+        .iter()
+        .zip(ours.iter().zip(&theirs))
+        .filter(|(_, (a, b))| a != b)
+        .map(|(c, _)| *c)
+        .collect();
+    assert_eq!(differing, vec![]);
+    // 3,600 chunks around the origin: the count numpy gives (382, about a tenth).
+    assert_eq!(
+        ours[..3600].iter().filter(|&&s| s).count(),
+        theirs[..3600].iter().filter(|&&s| s).count()
+    );
+    assert_eq!(ours[..3600].iter().filter(|&&s| s).count(), 382);
+}
+
+fn open(name: &str) -> World {
+    let path = common::worlds_dir().join(name);
+    World::open(Arc::new(FsStorage::new()), path.to_str().unwrap()).unwrap()
+}
+
+#[test]
+fn layers_of_a_real_world() {
+    if common::skip_without_worlds("layers_of_a_real_world") {
+        return;
+    }
+    let world = open("amulet_1_18_vanilla");
+    let db = world.db();
+    let chunks = keys::chunk_positions(db, 0).unwrap();
+    let slime_by_numpy = numpy_slime(&chunks).iter().filter(|&&s| s).count() as u64;
+    let render = |layer| {
+        render_map(
+            db,
+            &MapOptions {
+                dimension: 0,
+                layer,
+                pixels_per_chunk: 4,
+                ..MapOptions::default()
+            },
+        )
+        .unwrap()
+    };
+
+    let relief = render(MapLayer::Relief);
+    assert_eq!((relief.chunks_indexed, relief.chunks_drawn), (2737, 2737));
+    assert_eq!(relief.slime_chunks, slime_by_numpy);
+    assert_eq!(relief.slime_chunks, 297);
+
+    // Slime: only the slime chunks' pixels differ from relief.
+    let slime = render(MapLayer::Slime);
+    let (x0, z0) = slime.min_chunk;
+    let mut tinted = std::collections::BTreeSet::new();
+    for (i, (a, b)) in relief
+        .rgba
+        .chunks_exact(4)
+        .zip(slime.rgba.chunks_exact(4))
+        .enumerate()
+    {
+        if a != b {
+            let (px, pz) = ((i as u32 % slime.width) / 4, (i as u32 / slime.width) / 4);
+            tinted.insert((x0 + px as i32, z0 + pz as i32));
+        }
+    }
+    assert!(tinted.iter().all(|&(x, z)| is_slime_chunk(x, z)));
+    assert_eq!(tinted.len() as u64, 297);
+
+    // Biome: the columns counted per biome are exactly the drawn pixels (every chunk has Data3D).
+    let biome = render(MapLayer::Biome);
+    assert_eq!(
+        biome.biomes.iter().map(|b| b.1).sum::<u64>(),
+        biome.opaque_pixels()
+    );
+    assert_eq!(biome.opaque_pixels(), 2737 * 16);
+    assert!(biome.biomes.windows(2).all(|w| w[0].1 >= w[1].1));
+
+    // Height: the range lies inside the Overworld, and each pixel is the ramp's colour.
+    let height = render(MapLayer::Height);
+    let (lo, hi) = height.height_range.unwrap();
+    assert!(-64 <= lo && lo < hi && hi < 320, "{lo}..{hi}");
+    assert_eq!(height_colour(-64), [20, 24, 110]);
+    assert_eq!(height_colour(320), [255, 255, 255]);
+
+    // Cave at y 20: every column's block is at or below 20, and the map draws what top_blocks
+    // finds for a chunk.
+    let cave = render(MapLayer::Cave(20));
+    assert_eq!(
+        cave.chunks_drawn + cave.chunks_without_surface + cave.chunks_failed,
+        2737
+    );
+    for &(x, z) in chunks.iter().take(200) {
+        for top in top_blocks(db, 0, x, z, Some(20))
+            .unwrap()
+            .into_iter()
+            .flatten()
+        {
+            assert!(top.0 <= 20, "chunk ({x}, {z}): block at y {}", top.0);
+        }
+    }
+    // Surface: real blocks differ from relief's biome colours.
+    let surface = render(MapLayer::Surface);
+    assert_eq!(surface.chunks_drawn, 2737);
+    assert_ne!(surface.rgba, relief.rgba);
+    assert_eq!(
+        MapLayer::parse("cave", None).unwrap_err().to_string(),
+        "Invalid argument: the cave layer needs a y level"
+    );
+    assert!(MapLayer::parse("caves", Some(1)).is_err());
+}
