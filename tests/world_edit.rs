@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
-use strata::bedrock::edit::{Area, Selection};
+use strata::bedrock::edit::{apply_edits, Area, ChunkEdit, Selection};
 use strata::bedrock::{classify, nbt, nbt_edit, snbt, World};
 use strata::{Db, ErrorKind, FsStorage, Options, ReadOptions};
 
@@ -383,6 +383,146 @@ fn prune_on_every_world_matches_mojang() {
     println!("{}", rows.join("\n"));
     // name:dimension:chunks deleted:chunks left:records:entities.
     assert_eq!(rows, PRUNE_FIGURES, "{rows:#?}");
+}
+
+#[test]
+fn staged_edits_apply_in_one_batch_as_if_one_after_another() {
+    if common::skip_without_worlds("staged_edits_apply_in_one_batch_as_if_one_after_another") {
+        return;
+    }
+    let mut rows = Vec::new();
+    for w in common::worlds() {
+        let (_tmp, root) = world_copy(&w.name);
+        let db_dir = root.join("db");
+        let before = strata_entries(&db_dir);
+        // Per dimension with chunks: delete a 5x5 area around the middle chunk, then keep the
+        // western half (plus that middle chunk's row, so the keep is never empty).
+        let mut edits = Vec::new();
+        let mut keys = BTreeSet::new();
+        let mut entities = 0;
+        for dim in 0..=2 {
+            let list: Vec<(i32, i32)> = chunks(&before, dim).into_iter().collect();
+            if list.is_empty() {
+                continue;
+            }
+            let (mx, mz) = list[list.len() / 2];
+            let xs: Vec<i32> = list.iter().map(|c| c.0).collect();
+            let west = xs.iter().min().unwrap()
+                + (xs.iter().max().unwrap() - xs.iter().min().unwrap()) / 2;
+            let area =
+                Selection::parse(&format!("{},{}:{},{}", mx - 2, mz - 2, mx + 2, mz + 2)).unwrap();
+            let keep = Selection::parse(&format!("-30000000,-30000000:{west},30000000")).unwrap();
+            let (k, e) = doomed_keys(&before, dim, |x, z| {
+                area.contains(x, z) || !keep.contains(x, z)
+            });
+            keys.extend(k);
+            entities += e;
+            edits.push(ChunkEdit::Delete {
+                dimension: dim,
+                area,
+            });
+            edits.push(ChunkEdit::Keep {
+                dimension: dim,
+                keep,
+            });
+        }
+        let want = minus(&before, &keys);
+        let world = open_writable(&root);
+        let dry = apply_edits(world.db(), &edits, true).unwrap();
+        assert_entries(
+            &strata_entries_live(world.db()),
+            &before,
+            &format!("{} after the dry run", w.name),
+        );
+        let report = apply_edits(world.db(), &edits, false).unwrap();
+        assert_eq!(dry, report, "{}: the dry run's figures", w.name);
+        assert_eq!(
+            (report.records, report.entities),
+            (keys.len() as u64, entities),
+            "{}",
+            w.name
+        );
+        world.close().unwrap();
+        assert_entries(
+            &strata_entries(&db_dir),
+            &want,
+            &format!("{} strata", w.name),
+        );
+        if ["amulet_1_16", "rbedrock_example2_2025", "rbedrock_example3"].contains(&w.name.as_str())
+        {
+            assert_entries(
+                &mojang_entries(&db_dir),
+                &want,
+                &format!("{} mojang", w.name),
+            );
+        }
+        rows.push(format!(
+            "{}:{}:{}:{}:{}",
+            w.name, report.chunks, report.chunks_left, report.records, report.entities
+        ));
+    }
+    println!("{}", rows.join("\n"));
+    // name:chunks deleted:chunks left:records:entities, over every dimension with chunks.
+    assert_eq!(rows, STAGED_FIGURES, "{rows:#?}");
+    // Bad staged lists: nothing written.
+    let (_tmp, root) = world_copy("amulet_1_16");
+    let world = open_writable(&root);
+    let before = strata_entries_live(world.db());
+    assert!(apply_edits(world.db(), &[], false).is_err());
+    let empty_keep = ChunkEdit::Keep {
+        dimension: 0,
+        keep: Selection::parse("900000,900000").unwrap(),
+    };
+    let delete = ChunkEdit::Delete {
+        dimension: 0,
+        area: Selection::parse("-5,-5:5,5").unwrap(),
+    };
+    let err = apply_edits(world.db(), &[delete, empty_keep], false).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert_entries(
+        &strata_entries_live(world.db()),
+        &before,
+        "refused staged edits",
+    );
+    assert_eq!(
+        ChunkEdit::parse("delete 0 1,2:3,4").unwrap(),
+        ChunkEdit::Delete {
+            dimension: 0,
+            area: Selection::parse("1,2:3,4").unwrap()
+        }
+    );
+    assert!(ChunkEdit::parse("keep 3 1,2").is_err());
+    assert!(ChunkEdit::parse("erase 0 1,2").is_err());
+}
+
+const STAGED_FIGURES: [&str; 15] = [
+    "amulet_1_16:204:232:1993:0",
+    "amulet_1_17_20_caves_and_cliffs:88:94:1177:0",
+    "amulet_1_17_20_vanilla:48:34:509:0",
+    "amulet_1_17_40_superflat:48:24:195:0",
+    "amulet_1_17_40_vanilla:144:72:1217:0",
+    "amulet_1_18_superflat:3:3:17:0",
+    "amulet_1_18_updated_superflat:48:24:209:0",
+    "amulet_1_18_vanilla:3469:2837:21013:0",
+    "bedrock_provider_mctestdb:39:18:197:0",
+    "mcpe_0_11_mcedit_testdb:134:122:280:0",
+    "minet_testworld:804:473:7171:0",
+    "rbedrock_example1:60:45:645:0",
+    "rbedrock_example2_2022:1:0:12:0",
+    "rbedrock_example2_2025:37:26:680:34",
+    "rbedrock_example3:11:13:188:10",
+];
+
+fn strata_entries_live(db: &Db) -> Entries {
+    let mut it = db.iter(&ReadOptions::default());
+    it.seek_to_first();
+    let mut out = Entries::new();
+    while it.valid() {
+        out.insert(it.key().to_vec(), it.value().to_vec());
+        it.next();
+    }
+    it.status().unwrap();
+    out
 }
 
 const PRUNE_FIGURES: [&str; 15] = [

@@ -40,6 +40,7 @@ export interface WasmDatabase {
   recordNbt(key: Uint8Array): string | undefined;
   deleteChunks(dimension: number, areas: string): string;
   pruneChunks(dimension: number, keep: string, allowEmpty: boolean): string;
+  applyEdits(text: string, dryRun: boolean): string;
   recordSnbt(key: Uint8Array): string | undefined;
   setRecordSnbt(key: Uint8Array, text: string): string;
   levelDatSnbt(): string;
@@ -347,6 +348,10 @@ export class Engine {
 
   pruneChunks(h: number, dimension: number, keep: string, allowEmpty: boolean): string {
     return this.db(h).pruneChunks(dimension, keep, allowEmpty);
+  }
+
+  applyEdits(h: number, text: string, dryRun: boolean): string {
+    return this.db(h).applyEdits(text, dryRun);
   }
 
   recordSnbt(h: number, key: Uint8Array): string | undefined {

@@ -35,6 +35,7 @@ const OPS = new Set([
   'recordNbt',
   'deleteChunks',
   'pruneChunks',
+  'applyEdits',
   'recordSnbt',
   'setRecordSnbt',
   'levelDatSnbt',

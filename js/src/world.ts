@@ -266,6 +266,25 @@ export class World {
     return JSON.parse((await this.call('pruneChunks', [dimension, areasText(keep), options.allowEmpty === true])) as string) as EditReport;
   }
 
+  /** Applies staged chunk edits (`delete`: the chunks of `areas`; `keep`: only those, the
+   * rest of the dimension goes) as ONE atomic batch; the result equals applying them one after
+   * another. With `{ dryRun: true }` nothing is written and the report says what would go
+   * (the editor's staged panel). A `keep` selecting no chunk of its dimension is refused. */
+  async applyEdits(
+    edits: ReadonlyArray<{ kind: 'delete' | 'keep'; dimension: Dimension; areas: ChunkAreas }>,
+    options: { dryRun?: boolean } = {},
+  ): Promise<EditReport> {
+    if (!Array.isArray(edits)) throw invalidArgument('edits must be an array');
+    const lines = edits.map((e) => {
+      if (e?.kind !== 'delete' && e?.kind !== 'keep') throw invalidArgument("each edit's kind must be 'delete' or 'keep'");
+      checkDimension(e.dimension);
+      const areas = areasText(e.areas);
+      if (/[\r\n]/.test(areas)) throw invalidArgument('areas must be one line');
+      return `${e.kind} ${e.dimension} ${areas}`;
+    });
+    return JSON.parse((await this.call('applyEdits', [lines.join('\n'), options.dryRun === true])) as string) as EditReport;
+  }
+
   /** The world as `.mcworld` (zip) bytes: its files are copied into engine memory, the copy
    * compacted (the world itself is not touched) and zipped (tables stored, other files
    * deflated). Memory: the copy and the zip live in the engine's heap at once (about twice

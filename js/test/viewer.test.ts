@@ -319,8 +319,49 @@ describe('world viewer in Chromium', () => {
     await page.click('#delete-chunks');
     await page.waitForSelector('#confirm-dialog[open]');
     await page.click('#confirm');
+    // Staged, not written: the dry run's figures equal the Node API's real deletion.
+    const staged = () =>
+      page.evaluate(() => {
+        const p = document.getElementById('staged')!.dataset;
+        const s = document.getElementById('staged-summary')!.dataset;
+        return { edits: p.edits, redo: p.redo, chunks: s.chunks, records: s.records, bytes: s.bytes, items: document.querySelectorAll('#staged-list li').length };
+      });
+    const one = { edits: '1', redo: '0', chunks: String(inArea), records: String(report.records), bytes: String(report.bytes), items: 1 };
+    await page.waitForSelector(`#staged-summary[data-records="${report.records}"]`);
+    expect(await staged()).toEqual(one);
+    expect(await page.getAttribute('#world-summary', 'data-entries')).toBe(shown.entries);
+    // A shift-drag on the map adds the rectangle under it to the selection (outlined).
+    const before = await page.inputValue('#selection');
+    await page.locator('#map').scrollIntoViewIfNeeded();
+    const box = (await page.locator('#map').boundingBox())!;
+    await page.keyboard.down('Shift');
+    await page.mouse.move(box.x + box.width * 0.3, box.y + box.height * 0.3);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.6, { steps: 5 });
+    await page.mouse.up();
+    await page.keyboard.up('Shift');
+    const after = await page.inputValue('#selection');
+    expect(after.startsWith(`${before};`)).toBe(true);
+    expect(after.slice(before.length + 1)).toMatch(/^-?\d+,-?\d+:-?\d+,-?\d+$/);
+    await page.fill('#selection', area);
+    // Undo, redo (button and ctrl+z / ctrl+shift+z), then save: one atomic batch.
+    await page.click('#undo');
+    await page.waitForSelector('#staged[data-edits="0"][data-redo="1"]');
+    expect((await staged()).items).toBe(0);
+    await page.click('#redo');
+    await page.waitForSelector(`#staged[data-edits="1"] #staged-summary[data-records="${report.records}"]`);
+    await page.click('body');
+    await page.keyboard.press('Control+z');
+    await page.waitForSelector('#staged[data-edits="0"]');
+    await page.keyboard.press('Control+Shift+z');
+    await page.waitForSelector(`#staged[data-edits="1"] #staged-summary[data-records="${report.records}"]`);
+    expect(await staged()).toEqual(one);
+    await page.screenshot({ path: path.join(artifacts, 'editor-staged.png'), fullPage: true });
+    await page.evaluate(() => (document.body.dataset.state = 'idle'));
+    await page.click('#save-edits');
     await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state ?? '') && document.getElementById('world-summary')!.dataset.entries !== undefined);
-    expect(await page.textContent('#message')).toContain(`Deleted: ${inArea} chunks, ${report.records} records`);
+    expect(await page.textContent('#message')).toContain(`Saved 1 edit: ${inArea} chunks, ${report.records} records`);
+    expect(await staged()).toEqual({ edits: '0', redo: '0', chunks: undefined, records: undefined, bytes: undefined, items: 0 });
     expect(await page.getAttribute('#world-summary', 'data-entries')).toBe(String(want.entries));
     expect(await page.getAttribute('#world-summary', 'data-crc32c')).toBe(String(want.crc32c));
     await page.screenshot({ path: path.join(artifacts, 'editor-deleted.png'), fullPage: true });

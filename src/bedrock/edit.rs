@@ -249,54 +249,76 @@ fn actor_key(id: &[u8]) -> Vec<u8> {
 }
 
 /// Deletes every record of the chunks of `dimension` for which `doomed(x, z)` holds (one
-/// batch). `what` names the operation for errors.
+/// batch).
 fn delete_where(db: &Db, dimension: i32, doomed: impl Fn(i32, i32) -> bool) -> Result<EditReport> {
-    check_dimension(dimension)?;
-    if db.options().read_only {
+    delete_doomed(
+        db,
+        &[dimension],
+        |d, x, z| d == dimension && doomed(x, z),
+        false,
+    )
+}
+
+/// Deletes (or with `dry_run` only counts) every record of the chunks of `dimensions` for
+/// which `doomed(dimension, x, z)` holds, in ONE batch: chunk records, their digp, and each
+/// actorprefix entity a doomed digp names that no surviving digp (of any dimension) names.
+/// `chunks_left` counts the chunks left in `dimensions`.
+fn delete_doomed(
+    db: &Db,
+    dimensions: &[i32],
+    doomed: impl Fn(i32, i32, i32) -> bool,
+    dry_run: bool,
+) -> Result<EditReport> {
+    for &d in dimensions {
+        check_dimension(d)?;
+    }
+    if db.options().read_only && !dry_run {
         return Err(Error::not_supported(
             "the world is open read-only: open it writable to edit it",
         ));
     }
-    let ix = index(db, dimension)?;
     let mut report = EditReport::default();
     let mut batch = WriteBatch::new();
-    let mut kept_ids: HashSet<&[u8]> = HashSet::new();
-    for ((x, z, d), v) in &ix.all_digests {
-        if *d != dimension || !doomed(*x, *z) {
-            kept_ids.extend(actor_ids(v));
-        }
-    }
     let mut deleted_actors = BTreeSet::new();
-    for (&(x, z), records) in &ix.known {
-        if !doomed(x, z) {
-            report.chunks_left += 1;
-            continue;
+    for &dimension in dimensions {
+        let ix = index(db, dimension)?;
+        let mut kept_ids: HashSet<&[u8]> = HashSet::new();
+        for ((x, z, d), v) in &ix.all_digests {
+            if !(dimensions.contains(d) && doomed(*d, *x, *z)) {
+                kept_ids.extend(actor_ids(v));
+            }
         }
-        report.chunks += 1;
-        let extra = ix.unknown.get(&(x, z)).map(Vec::as_slice).unwrap_or(&[]);
-        for (k, vlen) in records.iter().chain(extra) {
-            batch.delete(k);
-            report.records += 1;
-            report.bytes += (k.len() + vlen) as u64;
-        }
-        if let Some(digest) = ix.digests.get(&(x, z)) {
-            for id in actor_ids(digest) {
-                if kept_ids.contains(id) {
-                    continue;
-                }
-                let k = actor_key(id);
-                if let Some(vlen) = ix.actors.get(&k) {
-                    if deleted_actors.insert(k.clone()) {
-                        batch.delete(&k);
-                        report.records += 1;
-                        report.entities += 1;
-                        report.bytes += (k.len() + vlen) as u64;
+        for (&(x, z), records) in &ix.known {
+            if !doomed(dimension, x, z) {
+                report.chunks_left += 1;
+                continue;
+            }
+            report.chunks += 1;
+            let extra = ix.unknown.get(&(x, z)).map(Vec::as_slice).unwrap_or(&[]);
+            for (k, vlen) in records.iter().chain(extra) {
+                batch.delete(k);
+                report.records += 1;
+                report.bytes += (k.len() + vlen) as u64;
+            }
+            if let Some(digest) = ix.digests.get(&(x, z)) {
+                for id in actor_ids(digest) {
+                    if kept_ids.contains(id) {
+                        continue;
+                    }
+                    let k = actor_key(id);
+                    if let Some(vlen) = ix.actors.get(&k) {
+                        if deleted_actors.insert(k.clone()) {
+                            batch.delete(&k);
+                            report.records += 1;
+                            report.entities += 1;
+                            report.bytes += (k.len() + vlen) as u64;
+                        }
                     }
                 }
             }
         }
     }
-    if !batch.is_empty() {
+    if !batch.is_empty() && !dry_run {
         db.write(
             &WriteOptions {
                 sync: true,
@@ -306,6 +328,86 @@ fn delete_where(db: &Db, dimension: i32, doomed: impl Fn(i32, i32) -> bool) -> R
         )?;
     }
     Ok(report)
+}
+
+/// One staged chunk edit (the page's undo/redo list): delete the chunks of `area`, or keep
+/// only the chunks of `keep`, in `dimension`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChunkEdit {
+    Delete { dimension: i32, area: Selection },
+    Keep { dimension: i32, keep: Selection },
+}
+
+impl ChunkEdit {
+    fn dimension(&self) -> i32 {
+        match self {
+            ChunkEdit::Delete { dimension, .. } | ChunkEdit::Keep { dimension, .. } => *dimension,
+        }
+    }
+
+    fn dooms(&self, dimension: i32, x: i32, z: i32) -> bool {
+        match self {
+            ChunkEdit::Delete { dimension: d, area } => *d == dimension && area.contains(x, z),
+            ChunkEdit::Keep { dimension: d, keep } => *d == dimension && !keep.contains(x, z),
+        }
+    }
+
+    /// `delete DIM AREAS` or `keep DIM AREAS`, one edit per line of [`apply_edits`]' text.
+    pub fn parse(line: &str) -> Result<ChunkEdit> {
+        let mut parts = line.trim().splitn(3, ' ');
+        let (kind, dim, areas) = (parts.next(), parts.next(), parts.next());
+        let bad = || {
+            Error::invalid_argument(format!(
+                "{line:?} is not an edit: `delete DIMENSION AREAS` or `keep DIMENSION AREAS`"
+            ))
+        };
+        let dimension: i32 = dim.ok_or_else(bad)?.parse().map_err(|_| bad())?;
+        check_dimension(dimension)?;
+        let sel = Selection::parse(areas.ok_or_else(bad)?)?;
+        match kind {
+            Some("delete") => Ok(ChunkEdit::Delete {
+                dimension,
+                area: sel,
+            }),
+            Some("keep") => Ok(ChunkEdit::Keep {
+                dimension,
+                keep: sel,
+            }),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// Applies staged edits as ONE atomic batch (or with `dry_run` only counts what they would
+/// delete): a chunk goes when any edit dooms it, so the result equals applying the edits one
+/// after another. A `Keep` whose selection holds no chunk of its dimension is refused (it would
+/// empty the dimension), and so is an empty list.
+pub fn apply_edits(db: &Db, edits: &[ChunkEdit], dry_run: bool) -> Result<EditReport> {
+    if edits.is_empty() {
+        return Err(Error::invalid_argument("no edits to apply"));
+    }
+    let mut dimensions: Vec<i32> = edits.iter().map(ChunkEdit::dimension).collect();
+    dimensions.sort_unstable();
+    dimensions.dedup();
+    for e in edits {
+        if let ChunkEdit::Keep { dimension, keep } = e {
+            if !chunks_of(db, *dimension)?
+                .into_iter()
+                .any(|(x, z)| keep.contains(x, z))
+            {
+                return Err(Error::invalid_argument(format!(
+                    "no chunk of dimension {dimension} in the selection {keep}: keeping it \
+                     would delete every chunk of the dimension"
+                )));
+            }
+        }
+    }
+    delete_doomed(
+        db,
+        &dimensions,
+        |d, x, z| edits.iter().any(|e| e.dooms(d, x, z)),
+        dry_run,
+    )
 }
 
 fn check_dimension(dimension: i32) -> Result<()> {

@@ -354,6 +354,22 @@ impl Database {
             .map_err(js_err)
     }
 
+    /// Applies staged chunk edits, one per line (`delete DIM AREAS` / `keep DIM AREAS`), as ONE
+    /// atomic batch, or with `dry_run` only counts what they would delete. JSON as
+    /// `deleteChunks`.
+    #[wasm_bindgen(js_name = applyEdits)]
+    pub fn apply_edits(&self, text: &str, dry_run: bool) -> Result<String, JsValue> {
+        let edits = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(edit::ChunkEdit::parse)
+            .collect::<crate::error::Result<Vec<_>>>()
+            .map_err(js_err)?;
+        edit::apply_edits(self.db()?, &edits, dry_run)
+            .map(|r| report_json(&r))
+            .map_err(js_err)
+    }
+
     /// The value of `key` as SNBT text; `undefined` when absent; `LEVEL_CORRUPTION` when it
     /// is not NBT (or would not survive the round trip).
     #[wasm_bindgen(js_name = recordSnbt)]

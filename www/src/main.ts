@@ -128,6 +128,9 @@ const mapView = new MapView($<HTMLCanvasElement>('map'), $('coords'), {
     const w = world;
     inspector.show(w, Number(dimensionSel.value) as 0 | 1 | 2, x, z).catch((e: unknown) => showError(describe(e, 'the chunk')));
   },
+  onSelectRect: (x0, z0, x1, z1) => {
+    if (world) editor.addRect(x0, z0, x1, z1);
+  },
   fetchTiles: (chunks) => (world ? world.surfaceTiles(Number(dimensionSel.value) as 0 | 1 | 2, chunks) : Promise.resolve(new Map())),
 });
 
@@ -223,7 +226,10 @@ function row(dl: HTMLElement, name: string, value: string): void {
 }
 
 /** Opens whatever `open` returns as the current world and shows it. */
-async function load(label: string, open: () => Promise<World>): Promise<void> {
+/** Opens a world (closing the current one). `sameWorld`: the edited copy of the world shown
+ * (its staged edits were just saved); otherwise the editor starts from nothing. */
+async function load(label: string, open: () => Promise<World>, sameWorld = false): Promise<void> {
+  if (!sameWorld) editor.reset();
   const gen = ++generation;
   setState('loading');
   say(`Opening ${label}…`, 'busy');
@@ -709,11 +715,12 @@ const editor = new Editor(
     },
     refresh: async (w, label) => {
       world = undefined; // load() closes the current world; this one stays open
-      await load(label, async () => w);
+      await load(label, async () => w, true);
     },
     say,
     fail: (e, what) => showError(describe(e, what)),
     busy: (on) => setState(on ? 'loading' : 'ready'),
+    showSelection: (rects) => mapView.setSelection(rects),
   },
   {
     section: $('editor-section'),
@@ -727,6 +734,13 @@ const editor = new Editor(
     confirm: $<HTMLButtonElement>('confirm'),
     cancel: $<HTMLButtonElement>('confirm-cancel'),
     staged: $('selection-count'),
+    stagedPanel: $('staged'),
+    stagedSummary: $('staged-summary'),
+    stagedList: $<HTMLOListElement>('staged-list'),
+    undo: $<HTMLButtonElement>('undo'),
+    redo: $<HTMLButtonElement>('redo'),
+    save: $<HTMLButtonElement>('save-edits'),
+    discard: $<HTMLButtonElement>('discard-edits'),
   },
 );
 dimensionSel.addEventListener('change', () => void editor.attach(world));

@@ -1,7 +1,8 @@
 // The map canvas: a top-down image of one dimension (from World.map) drawn with pan and zoom,
 // an optional chunk grid, markers (spawn, players), block coordinates under the cursor, and — when
 // zoomed in — real top-block tiles fetched in batches (World.surfaceTiles) for the visible
-// chunks. A click that is not a drag reports the chunk under the cursor.
+// chunks. A click that is not a drag reports the chunk under the cursor; a shift-drag draws a
+// band and reports the chunk rectangle it covers; the editor's selection is outlined.
 //
 // Invariants: `scale` is screen pixels per block; block (bx, bz) is drawn at
 // (bx - originX) * scale + panX; the base image covers chunks from (minChunkX, minChunkZ) at
@@ -12,6 +13,8 @@ import type { MapImage } from 'strata-level/browser';
 export interface MapCallbacks {
   /** A click on chunk (x, z); `ev` tells the modifier keys (ctrl-click selects). */
   onChunkClick(x: number, z: number, ev?: MouseEvent): void;
+  /** A shift-drag ended: the chunk rectangle (inclusive) it covered. */
+  onSelectRect?(x0: number, z0: number, x1: number, z1: number): void;
   /** Tiles for chunks not fetched yet; resolves with those that have block data. */
   fetchTiles(chunks: Array<[number, number]>): Promise<Map<string, Uint8Array>>;
 }
@@ -37,6 +40,10 @@ export class MapView {
   private panZ = 0;
   private markers: Marker[] = [];
   private drag: { x: number; y: number; panX: number; panZ: number; moved: boolean } | undefined;
+  /** A shift-drag in progress, in canvas points. */
+  private band: { x0: number; y0: number; x1: number; y1: number } | undefined;
+  /** Chunk rectangles outlined (the editor's selection). */
+  private selection: Array<[number, number, number, number]> = [];
   grid = true;
   /** Zoomed in, chunks show their real top blocks (relief and surface layers only: the other
    * layers would be hidden by them). */
@@ -52,12 +59,23 @@ export class MapView {
       this.zoomAt(e.deltaY < 0 ? 1.25 : 0.8, ...this.canvasPoint(e));
     });
     canvas.addEventListener('pointerdown', (e) => {
-      this.drag = { x: e.clientX, y: e.clientY, panX: this.panX, panZ: this.panZ, moved: false };
       canvas.setPointerCapture(e.pointerId);
+      if (e.shiftKey && this.cb.onSelectRect) {
+        const [cx, cy] = this.canvasPoint(e);
+        this.band = { x0: cx, y0: cy, x1: cx, y1: cy };
+        return;
+      }
+      this.drag = { x: e.clientX, y: e.clientY, panX: this.panX, panZ: this.panZ, moved: false };
     });
     canvas.addEventListener('pointermove', (e) => {
       const [cx, cy] = this.canvasPoint(e);
       this.showCoords(cx, cy);
+      if (this.band) {
+        this.band.x1 = cx;
+        this.band.y1 = cy;
+        this.draw();
+        return;
+      }
       if (!this.drag) return;
       const k = this.canvas.width / this.canvas.clientWidth;
       const dx = (e.clientX - this.drag.x) * k;
@@ -68,6 +86,15 @@ export class MapView {
       this.draw();
     });
     canvas.addEventListener('pointerup', (e) => {
+      const b = this.band;
+      if (b) {
+        this.band = undefined;
+        const [ax, az] = this.blockAt(b.x0, b.y0);
+        const [bx, bz] = this.blockAt(b.x1, b.y1);
+        this.cb.onSelectRect?.(Math.floor(Math.min(ax, bx) / 16), Math.floor(Math.min(az, bz) / 16), Math.floor(Math.max(ax, bx) / 16), Math.floor(Math.max(az, bz) / 16));
+        this.draw();
+        return;
+      }
       const d = this.drag;
       this.drag = undefined;
       if (d && !d.moved) {
@@ -125,6 +152,12 @@ export class MapView {
     this.canvas.dataset.slimeChunks = String(image.slimeChunks);
     if (keepView) this.draw();
     else this.fit();
+  }
+
+  /** Outlines the editor's selection (chunk rectangles, inclusive). */
+  setSelection(rects: Array<[number, number, number, number]>): void {
+    this.selection = rects;
+    this.draw();
   }
 
   fit(): void {
@@ -190,6 +223,21 @@ export class MapView {
         ctx.lineTo(this.canvas.width, y);
       }
       ctx.stroke();
+    }
+    if (this.selection.length > 0) {
+      ctx.strokeStyle = '#ffd400';
+      ctx.lineWidth = 2;
+      for (const [x0, z0, x1, z1] of this.selection) {
+        const [sx, sy] = this.pointOfChunk(x0, z0);
+        ctx.strokeRect(sx, sy, (x1 - x0 + 1) * chunkPx, (z1 - z0 + 1) * chunkPx);
+      }
+    }
+    if (this.band) {
+      ctx.setLineDash([5, 4]);
+      ctx.strokeStyle = '#fff';
+      ctx.lineWidth = 1.5;
+      ctx.strokeRect(this.band.x0, this.band.y0, this.band.x1 - this.band.x0, this.band.y1 - this.band.y0);
+      ctx.setLineDash([]);
     }
     for (const m of this.markers) {
       const [sx, sy] = this.pointOf(m.x, m.z);

@@ -1,13 +1,18 @@
 // The world editor in the page: a chunk selection (`#selection`: rectangles `x0,z0:x1,z1`
-// separated by `;`, inclusive chunk coordinates of the current dimension), delete the selected
-// chunks (`#delete-chunks`) or keep only them (`#prune`), each confirmed in a dialog
-// (`#confirm`), then export a `.mcworld` (`#export-mcworld`) the game imports.
+// separated by `;`, inclusive chunk coordinates of the current dimension; the map adds to it by
+// shift-drag and ctrl-click), delete the selected chunks (`#delete-chunks`) or keep only them
+// (`#prune`), each confirmed in a dialog (`#confirm`) and then STAGED: `#staged-list` lists the
+// staged edits and `#staged-summary` (data-chunks/records/bytes) what they would delete
+// together (the engine's dry run), `#undo`/`#redo` (ctrl+z, ctrl+shift+z) move edits between
+// the staged list and the redo list, `#save-edits` applies them, `#discard-edits` drops them.
+// `#export-mcworld` saves staged edits first, then exports a `.mcworld` the game imports.
 //
-// Invariants: the original world is never written. The first edit reopens the world
-// writable on a copy (a `.mcworld`'s bytes unpacked in the engine's memory, or the world in
-// browser storage, a picked folder being copied there first); every edit is one atomic batch
-// in the engine (src/bedrock/edit.rs); `#world-summary` and the map are redrawn after it.
-// `#map[data-selected]` = selected chunks that exist in the current dimension.
+// Invariants: the original world is never written. Saving reopens the world writable on a
+// copy (a `.mcworld`'s bytes unpacked in the engine's memory, or the world in browser storage,
+// a picked folder being copied there first) and applies every staged edit in ONE atomic batch
+// in the engine (src/bedrock/edit.rs `apply_edits`: the same result as one after another);
+// `#world-summary` and the map are redrawn after it. A dry run writes nothing (read-only worlds
+// too). `#map[data-selected]` = selected chunks that exist in the current dimension.
 
 import type { Dimension, World } from 'strata-level/browser';
 
@@ -29,6 +34,15 @@ export function inSelection(rects: Rect[], x: number, z: number): boolean {
   return rects.some(([x0, z0, x1, z1]) => x >= x0 && x <= x1 && z >= z0 && z <= z1);
 }
 
+/** One staged edit. */
+export interface StagedEdit {
+  kind: 'delete' | 'keep';
+  dimension: Dimension;
+  areas: string;
+  /** Chunks of the dimension it names (delete) or keeps (keep), when staged. */
+  chunks: number;
+}
+
 export interface EditorHost {
   /** The open world, if any. */
   world(): World | undefined;
@@ -40,12 +54,18 @@ export interface EditorHost {
   say(text: string, kind?: 'info' | 'busy' | 'error'): void;
   fail(e: unknown, what: string): void;
   busy(on: boolean): void;
+  /** The selection changed: outline it on the map. */
+  showSelection?(rects: Rect[]): void;
 }
 
 export class Editor {
   private chunks: Array<[number, number]> = [];
   private attached: World | undefined;
   private pending: (() => Promise<void>) | undefined;
+  private staged: StagedEdit[] = [];
+  private redoable: StagedEdit[] = [];
+  /** Increments with every change of the staged list: a preview of an older list is dropped. */
+  private stagedVersion = 0;
 
   constructor(
     private readonly host: EditorHost,
@@ -61,8 +81,26 @@ export class Editor {
       confirm: HTMLButtonElement;
       cancel: HTMLButtonElement;
       staged: HTMLElement;
+      stagedPanel: HTMLElement;
+      stagedSummary: HTMLElement;
+      stagedList: HTMLOListElement;
+      undo: HTMLButtonElement;
+      redo: HTMLButtonElement;
+      save: HTMLButtonElement;
+      discard: HTMLButtonElement;
     },
   ) {
+    els.undo.addEventListener('click', () => this.undo());
+    els.redo.addEventListener('click', () => this.redo());
+    els.save.addEventListener('click', () => void this.save());
+    els.discard.addEventListener('click', () => this.discard());
+    document.addEventListener('keydown', (ev) => {
+      if (!(ev.ctrlKey || ev.metaKey) || ev.key.toLowerCase() !== 'z' || els.section.hidden) return;
+      if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLTextAreaElement) return;
+      ev.preventDefault();
+      if (ev.shiftKey) this.redo();
+      else this.undo();
+    });
     els.selection.addEventListener('input', () => void this.count());
     els.deleteBtn.addEventListener('click', () => this.ask('delete'));
     els.pruneBtn.addEventListener('click', () => this.ask('prune'));
@@ -79,6 +117,13 @@ export class Editor {
     });
   }
 
+  /** Another world was opened: its edits start from nothing. */
+  reset(): void {
+    this.staged = [];
+    this.redoable = [];
+    void this.renderStaged();
+  }
+
   /** A world was opened (or redrawn): the chunk list of the current dimension. */
   async attach(world: World | undefined): Promise<void> {
     this.els.section.hidden = world === undefined;
@@ -91,8 +136,14 @@ export class Editor {
 
   /** Adds chunk (x, z) to the selection (a ctrl-click on the map). */
   toggle(x: number, z: number): void {
+    this.addRect(x, z, x, z);
+  }
+
+  /** Adds a chunk rectangle to the selection (a shift-drag on the map). */
+  addRect(x0: number, z0: number, x1: number, z1: number): void {
     const text = this.els.selection.value.trim();
-    this.els.selection.value = `${text}${text ? ';' : ''}${x},${z}:${x},${z}`;
+    const r = `${Math.min(x0, x1)},${Math.min(z0, z1)}:${Math.max(x0, x1)},${Math.max(z0, z1)}`;
+    this.els.selection.value = `${text}${text ? ';' : ''}${r}`;
     void this.count();
   }
 
@@ -103,12 +154,14 @@ export class Editor {
 
   private async count(): Promise<void> {
     try {
-      const { chunks } = this.selected();
+      const { rects, chunks } = this.selected();
+      this.host.showSelection?.(rects);
       this.els.map.dataset.selected = String(chunks.length);
       this.els.staged.textContent = `${chunks.length} of ${this.chunks.length} chunks selected`;
       this.els.selection.setCustomValidity('');
     } catch (e) {
       this.els.map.dataset.selected = '0';
+      this.host.showSelection?.([]);
       this.els.staged.textContent = (e as Error).message;
       this.els.selection.setCustomValidity((e as Error).message);
     }
@@ -135,31 +188,109 @@ export class Editor {
     }
     this.els.dialogText.textContent =
       kind === 'delete'
-        ? `Delete ${n} chunk${n === 1 ? '' : 's'} (every record and entity of them) from dimension ${dim}? The original file is not changed; export the result to keep it.`
-        : `Keep only ${n} chunk${n === 1 ? '' : 's'} of dimension ${dim} and delete the other ${others}? The original file is not changed; export the result to keep it.`;
-    this.pending = () => this.apply(kind, sel.rects);
+        ? `Stage the deletion of ${n} chunk${n === 1 ? '' : 's'} (every record and entity of them) from dimension ${dim}? Nothing is written until you save; the original file is never changed.`
+        : `Stage keeping only ${n} chunk${n === 1 ? '' : 's'} of dimension ${dim} (the other ${others} go)? Nothing is written until you save; the original file is never changed.`;
+    const areas = sel.rects.map(([x0, z0, x1, z1]) => `${x0},${z0}:${x1},${z1}`).join(';');
+    this.pending = async () => {
+      this.staged.push({ kind: kind === 'delete' ? 'delete' : 'keep', dimension: dim, areas, chunks: n });
+      this.redoable = [];
+      await this.renderStaged();
+    };
     this.els.dialog.showModal();
   }
 
-  private async apply(kind: 'delete' | 'prune', rects: Rect[]): Promise<void> {
-    const dim = this.host.dimension();
+  private undo(): void {
+    const e = this.staged.pop();
+    if (!e) return;
+    this.redoable.push(e);
+    void this.renderStaged();
+  }
+
+  private redo(): void {
+    const e = this.redoable.pop();
+    if (!e) return;
+    this.staged.push(e);
+    void this.renderStaged();
+  }
+
+  private discard(): void {
+    this.redoable = [...this.redoable, ...this.staged.reverse()];
+    this.staged = [];
+    void this.renderStaged();
+  }
+
+  /** The staged list, and what it would delete (the engine's dry run over all of it). */
+  private async renderStaged(): Promise<void> {
+    const version = ++this.stagedVersion;
+    const { stagedPanel, stagedSummary, stagedList, undo, redo, save, discard } = this.els;
+    stagedList.replaceChildren(
+      ...this.staged.map((e) => {
+        const li = document.createElement('li');
+        li.textContent =
+          e.kind === 'delete'
+            ? `delete ${e.chunks} chunk${e.chunks === 1 ? '' : 's'} of dimension ${e.dimension} (${e.areas})`
+            : `keep only ${e.chunks} chunk${e.chunks === 1 ? '' : 's'} of dimension ${e.dimension} (${e.areas})`;
+        li.dataset.kind = e.kind;
+        return li;
+      }),
+    );
+    undo.disabled = this.staged.length === 0;
+    redo.disabled = this.redoable.length === 0;
+    save.disabled = discard.disabled = this.staged.length === 0;
+    stagedPanel.dataset.edits = String(this.staged.length);
+    stagedPanel.dataset.redo = String(this.redoable.length);
+    for (const k of ['chunks', 'records', 'bytes', 'entities']) delete stagedSummary.dataset[k];
+    if (this.staged.length === 0) {
+      stagedSummary.textContent = 'nothing';
+      stagedPanel.dataset.version = String(version);
+      return;
+    }
+    const w = this.host.world();
+    if (!w) return;
+    stagedSummary.textContent = 'counting…';
+    try {
+      const r = await w.applyEdits(this.staged, { dryRun: true });
+      if (version !== this.stagedVersion) return; // the list changed meanwhile
+      const n = (v: number, one: string, many: string) => `${v.toLocaleString('en')} ${v === 1 ? one : many}`;
+      stagedSummary.textContent = `${n(r.chunks, 'chunk', 'chunks')}, ${n(r.records, 'record', 'records')}, ${n(r.bytes, 'byte', 'bytes')} would be deleted (${n(r.entities, 'entity', 'entities')})`;
+      stagedSummary.dataset.chunks = String(r.chunks);
+      stagedSummary.dataset.records = String(r.records);
+      stagedSummary.dataset.bytes = String(r.bytes);
+      stagedSummary.dataset.entities = String(r.entities);
+    } catch (e) {
+      if (version !== this.stagedVersion) return;
+      stagedSummary.textContent = `cannot apply: ${(e as Error).message}`;
+    }
+    stagedPanel.dataset.version = String(version);
+  }
+
+  /** Applies every staged edit in one batch. Returns whether it saved. */
+  private async save(): Promise<boolean> {
+    if (this.staged.length === 0) return true;
+    const edits = this.staged;
     this.host.busy(true);
     try {
-      this.host.say(kind === 'delete' ? 'Deleting chunks…' : 'Pruning…', 'busy');
+      this.host.say('Saving the staged edits…', 'busy');
       const w = await this.host.writable();
-      const report = kind === 'delete' ? await w.deleteChunks(dim, rects) : await w.prune(dim, rects);
+      const report = await w.applyEdits(edits);
+      this.staged = [];
+      this.redoable = [];
       await this.host.refresh(w, 'the edited world');
+      await this.renderStaged();
       this.host.say(
-        `${kind === 'delete' ? 'Deleted' : 'Pruned'}: ${report.chunks.toLocaleString('en')} chunks, ${report.records.toLocaleString('en')} records (${report.bytes.toLocaleString('en')} bytes). Export the world to keep it.`,
+        `Saved ${edits.length} edit${edits.length === 1 ? '' : 's'}: ${report.chunks.toLocaleString('en')} chunks, ${report.records.toLocaleString('en')} records (${report.bytes.toLocaleString('en')} bytes) deleted. Export the world to keep it.`,
       );
+      return true;
     } catch (e) {
-      this.host.fail(e, kind === 'delete' ? 'deleting chunks' : 'pruning');
+      this.host.fail(e, 'saving the edits');
+      return false;
     } finally {
       this.host.busy(false);
     }
   }
 
   private async exportWorld(): Promise<void> {
+    if (!(await this.save())) return;
     const w = this.host.world();
     if (!w) return;
     this.host.busy(true);
