@@ -390,6 +390,90 @@ describe('world viewer in Chromium', () => {
     expect(fs.readFileSync(file).equals(original)).toBe(true);
   });
 
+  test('the NBT editor: level.dat and a record edited as SNBT, bad text refused, the export carries the edit', async () => {
+    const file = path.join(zips, 'amulet_1_16.mcworld');
+    const original = fs.readFileSync(file);
+    expect((await openWith('#open-mcworld', file)).state).toBe('ready');
+    // level.dat: rename the world.
+    await page.click('#edit-level-dat');
+    await page.waitForSelector('#snbt-dialog[open][data-target="level.dat"]');
+    const text = await page.inputValue('#snbt-text');
+    const line = text.split('\n').find((l) => /^\s*LevelName:/.test(l))!;
+    expect(line).toBeDefined();
+    await page.fill('#snbt-text', text.replace(line, line.replace(/"(?:[^"\\]|\\.)*"/, '"Edited in the browser"')));
+    await page.evaluate(() => (document.body.dataset.state = 'idle'));
+    await page.click('#snbt-save');
+    await page.waitForFunction(() => document.body.dataset.state === 'ready' && !(document.getElementById('snbt-dialog') as HTMLDialogElement).open);
+    expect(await page.textContent('#message')).toMatch(/^Saved level\.dat: [\d,]+ bytes\. Export the world to keep it\.$/);
+    expect(await page.textContent('#world-name')).toBe('Edited in the browser');
+    // A record from the key browser: text that does not parse is refused, nothing written.
+    await page.fill('#key-prefix', '~local_player');
+    await page.click('#key-search button');
+    await page.waitForSelector('#keys-section[data-keys="1"]');
+    await page.click('#key-list li');
+    await page.click('#key-view .edit-snbt');
+    await page.waitForSelector('#snbt-dialog[open][data-target="record"]');
+    const before = await page.getAttribute('#world-summary', 'data-crc32c');
+    await page.fill('#snbt-text', '{ "Pos": [1f, 2f');
+    await page.click('#snbt-save');
+    await page.waitForFunction(() => (document.getElementById('snbt-error')!.textContent ?? '') !== '');
+    expect(await page.textContent('#snbt-error')).toMatch(/line 1, column \d+/);
+    expect(await page.evaluate(() => (document.getElementById('snbt-dialog') as HTMLDialogElement).open)).toBe(true);
+    await page.click('#snbt-cancel');
+    expect(await page.getAttribute('#world-summary', 'data-crc32c')).toBe(before);
+    // The export holds the new name (an independent NBT reader: amulet-nbt).
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-mcworld')]);
+    const out = path.join(tempDir('snbt-export'), download.suggestedFilename());
+    await download.saveAs(out);
+    expect(download.suggestedFilename()).toBe('Edited in the browser.mcworld');
+    const unzipped = tempDir('snbt-unzipped');
+    execFileSync('python3', ['-c', 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])', out, unzipped]);
+    const name = execFileSync(
+      'python3',
+      ['-c', "import sys, amulet_nbt\nd = open(sys.argv[1], 'rb').read()\nprint(amulet_nbt.load(d[8:], little_endian=True).compound['LevelName'].py_str)", path.join(unzipped, 'level.dat')],
+      { encoding: 'utf8' },
+    ).trim();
+    expect(name).toBe('Edited in the browser');
+    expect(fs.readFileSync(file).equals(original)).toBe(true);
+  });
+
+  test('the view is kept in the URL: go to coordinates, reload, the same layer and centre', async () => {
+    const file = path.join(zips, 'amulet_1_18_vanilla.mcworld');
+    expect((await openWith('#open-mcworld', file)).state).toBe('ready');
+    await page.selectOption('#layer', 'height');
+    await page.waitForSelector('#legend[data-layer="height"]', { state: 'attached' });
+    await page.waitForFunction(() => document.body.dataset.state === 'ready');
+    await page.fill('#goto-xz', '100, -200');
+    await page.press('#goto-xz', 'Enter');
+    await page.waitForFunction(() => /x=100&z=-200/.test(location.hash));
+    const hash = await page.evaluate(() => location.hash);
+    expect(hash).toMatch(/^#dim=0&layer=height&x=100&z=-200&zoom=\d+\.\d{3}$/);
+    const view = () => page.evaluate(() => (window as unknown as { strataViewer: { view(): { x: number; z: number; zoom: number } } }).strataViewer.view());
+    const before = await view();
+    expect([before.x, before.z]).toEqual([100, -200]);
+    // A bad coordinate says how to write one and moves nothing.
+    await page.fill('#goto-xz', 'north');
+    await page.press('#goto-xz', 'Enter');
+    expect(await page.textContent('#message')).toContain('Go to: type block coordinates');
+    await page.reload();
+    await page.waitForFunction(() => document.body.dataset.state === 'ready');
+    expect(await page.evaluate(() => location.hash)).toBe(hash);
+    expect(await page.inputValue('#layer')).toBe('height');
+    await page.evaluate(() => {
+      const grid = document.getElementById('grid') as HTMLInputElement;
+      grid.checked = false;
+      grid.dispatchEvent(new Event('change'));
+    });
+    expect((await openWith('#open-mcworld', file)).state).toBe('ready');
+    expect(await page.getAttribute('#map', 'data-layer')).toBe('height');
+    const after = await view();
+    expect({ x: after.x, z: after.z, zoom: after.zoom.toFixed(3) }).toEqual({ x: 100, z: -200, zoom: before.zoom.toFixed(3) });
+    // Back to the defaults for the tests that follow.
+    await page.evaluate(() => history.replaceState(null, '', location.pathname));
+    await page.selectOption('#layer', 'relief');
+    await page.waitForSelector('#legend[data-layer="relief"]', { state: 'attached' });
+  });
+
   test('a .mcworld dropped on the page opens', async () => {
     const row = worlds().find((r) => r.name === 'rbedrock_example3')!;
     const bytes = fs.readFileSync(path.join(worldsDir, 'rbedrock_example3.mcworld')).toString('base64');

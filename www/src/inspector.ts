@@ -86,8 +86,12 @@ export class Inspector {
     if (records.length === 0) this.list.append(el('li', 'no records in this chunk'));
   }
 
+  /** Opens a record in the NBT editor (set by the page). */
+  onEdit: ((key: Uint8Array, label: string) => void) | undefined;
+
   private async showRecord(world: World, r: ChunkRecord): Promise<void> {
-    await showValue(world, r.key, `${r.name} · key ${toHex(r.key)} · ${r.size} bytes`, this.view);
+    const edit = this.onEdit;
+    await showValue(world, r.key, `${r.name} · key ${toHex(r.key)} · ${r.size} bytes`, this.view, edit && ((key) => edit(key, `${r.name} ${toHex(key)}`)));
   }
 }
 
@@ -96,12 +100,26 @@ export function toHex(bytes: Uint8Array): string {
 }
 
 /** Shows the value of `key` in `view`: an NBT tree when it decodes as NBT, else a hex dump. */
-export async function showValue(world: World, key: Uint8Array, heading: string, view: HTMLElement): Promise<void> {
+export async function showValue(
+  world: World,
+  key: Uint8Array,
+  heading: string,
+  view: HTMLElement,
+  onEdit?: (key: Uint8Array) => void,
+): Promise<void> {
   const head = el('p', heading);
   try {
     const roots = await world.nbt(key);
     if (roots !== undefined) {
       view.replaceChildren(head, nbtTree(roots));
+      if (onEdit) {
+        const b = document.createElement('button');
+        b.type = 'button';
+        b.className = 'edit-snbt';
+        b.textContent = 'Edit as SNBT…';
+        b.addEventListener('click', () => onEdit(key));
+        head.append(' ', b);
+      }
       return;
     }
   } catch {

@@ -40,6 +40,8 @@ export class KeyBrowser {
     private readonly list: HTMLUListElement,
     private readonly view: HTMLElement,
     private readonly count: HTMLElement,
+    /** Opens a record in the NBT editor. */
+    private readonly onEdit?: (key: Uint8Array, label: string) => void,
   ) {}
 
   attach(world: World | undefined): void {
@@ -71,7 +73,8 @@ export class KeyBrowser {
         li.addEventListener('click', () => {
           for (const other of this.list.children) other.classList.remove('selected');
           li.classList.add('selected');
-          void showValue(world, k, `key ${keyLabel(k)} · ${v.length} bytes`, this.view);
+          const edit = this.onEdit;
+          void showValue(world, k, `key ${keyLabel(k)} · ${v.length} bytes`, this.view, edit && ((key) => edit(key, `key ${keyLabel(key)}`)));
         });
         return li;
       }),

@@ -29,7 +29,8 @@ import {
 import { Cancelled, forget, importFolder, importedWorlds } from './imported.js';
 import type { Unzipped } from './unzip.js';
 
-import { Editor } from './editor/editor.js';
+import { Editor, type EditorHost } from './editor/editor.js';
+import { SnbtEditor } from './editor/snbt-editor.js';
 import { Inspector } from './inspector.js';
 import { KeyBrowser } from './keys.js';
 import { MapView, type Marker } from './map-view.js';
@@ -49,7 +50,9 @@ const layerSel = $<HTMLSelectElement>('layer');
 const yLevel = $<HTMLInputElement>('y-level');
 const inspector = new Inspector($('inspector'), $('inspector-title'), $<HTMLUListElement>('records'), $('record-view'));
 
-const keyBrowser = new KeyBrowser($('keys-section'), $<HTMLUListElement>('key-list'), $('key-view'), $('key-count'));
+const keyBrowser = new KeyBrowser($('keys-section'), $<HTMLUListElement>('key-list'), $('key-view'), $('key-count'), (key, label) =>
+  void snbtEditor.editRecord(key, label),
+);
 
 let world: World | undefined;
 /** Where the open world came from, so that the first edit can reopen it writable on a copy. */
@@ -349,6 +352,13 @@ async function drawMap(gen: number, w: World): Promise<void> {
   $('map-section').hidden = false;
   mapView.tilesEnabled = layer === 'relief' || layer === 'surface';
   mapView.show(image, chunks, markers, sameView);
+  if (viewFromUrl) {
+    // The first map after the page loaded: the URL's centre and zoom, if it has them.
+    viewFromUrl = false;
+    const h = readViewHash();
+    const [x, z, zoom] = ['x', 'z', 'zoom'].map((k) => Number(h.get(k) ?? NaN));
+    if (Number.isFinite(x) && Number.isFinite(z) && Number.isFinite(zoom) && zoom! > 0) mapView.centerOn(x!, z!, zoom);
+  }
   showLegend(image);
   const failed = image.chunksFailed > 0 ? `, ${image.chunksFailed} could not be decoded` : '';
   say(`${image.chunksDrawn} of ${chunks.length} chunks drawn${failed}. Click a chunk to inspect its records.`);
@@ -612,6 +622,49 @@ $('key-search').addEventListener('submit', (ev) => {
 
 let shown: { world: World; dimension: number } | undefined;
 
+// The view lives in the URL's hash (`#dim=0&layer=height&y=20&x=12&z=-40&zoom=4`), so a view
+// can be shared or reloaded: read when a world's first map is shown, written as it moves.
+let viewFromUrl = true;
+let urlTimer: ReturnType<typeof setTimeout> | undefined;
+function readViewHash(): URLSearchParams {
+  return new URLSearchParams(location.hash.slice(1));
+}
+function applyHashSettings(): void {
+  const h = readViewHash();
+  const dim = h.get('dim');
+  if (dim !== null && ['0', '1', '2'].includes(dim)) dimensionSel.value = dim;
+  const layer = h.get('layer');
+  if (layer !== null && [...layerSel.options].some((o) => o.value === layer)) layerSel.value = layer;
+  const y = h.get('y');
+  if (y !== null && /^-?\d+$/.test(y)) yLevel.value = y;
+  $('y-level-label').hidden = layerSel.value !== 'cave';
+}
+function writeViewHash(): void {
+  if (!shown) return;
+  clearTimeout(urlTimer);
+  urlTimer = setTimeout(() => {
+    const v = mapView.view();
+    const h = new URLSearchParams({ dim: dimensionSel.value, layer: layerSel.value });
+    if (layerSel.value === 'cave') h.set('y', yLevel.value);
+    h.set('x', String(v.x));
+    h.set('z', String(v.z));
+    h.set('zoom', v.zoom.toFixed(3));
+    history.replaceState(null, '', `#${h.toString()}`);
+  }, 150);
+}
+mapView.onViewChange = writeViewHash;
+applyHashSettings();
+
+$('goto').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const m = /^\s*(-?\d+)\s*[,\s]\s*(-?\d+)\s*$/.exec($<HTMLInputElement>('goto-xz').value);
+  if (!m) {
+    say('Go to: type block coordinates “x, z”, e.g. 120, -340.', 'error');
+    return;
+  }
+  mapView.centerOn(Number(m[1]), Number(m[2]), Math.max(mapView.view().zoom, 4));
+});
+
 function redrawLayer(): void {
   $('y-level-label').hidden = layerSel.value !== 'cave';
   const gen = generation;
@@ -667,6 +720,8 @@ document.addEventListener('drop', (ev) => {
 /** For tests: the canvas point of block (x, z) on the current map. */
 (window as unknown as { strataViewer: unknown }).strataViewer = {
   pointOf: (x: number, z: number) => mapView.pointOf(x, z),
+  /** The block at the map's centre and the zoom. */
+  view: () => mapView.view(),
   /** LEVEL_LOCKED retries of OPFS opens after a cancel (dead worker's handles not yet released). */
   lockRetries: () => lockRetries,
 };
@@ -689,8 +744,7 @@ $('open-demo').addEventListener('click', () => {
 });
 
 // The editor: the first edit reopens the world writable on a copy; the original is never written.
-const editor = new Editor(
-  {
+const editorHost: EditorHost = {
     world: () => world,
     dimension: () => Number(dimensionSel.value) as 0 | 1 | 2,
     writable: async () => {
@@ -721,7 +775,9 @@ const editor = new Editor(
     fail: (e, what) => showError(describe(e, what)),
     busy: (on) => setState(on ? 'loading' : 'ready'),
     showSelection: (rects) => mapView.setSelection(rects),
-  },
+};
+const editor = new Editor(
+  editorHost,
   {
     section: $('editor-section'),
     selection: $<HTMLInputElement>('selection'),
@@ -743,6 +799,25 @@ const editor = new Editor(
     discard: $<HTMLButtonElement>('discard-edits'),
   },
 );
+const snbtEditor = new SnbtEditor(
+  {
+    world: () => world,
+    writable: () => editorHost.writable(),
+    refresh: (w, label) => editorHost.refresh(w, label),
+    say,
+    busy: (on) => setState(on ? 'loading' : 'ready'),
+  },
+  {
+    dialog: $<HTMLDialogElement>('snbt-dialog'),
+    title: $('snbt-title'),
+    text: $<HTMLTextAreaElement>('snbt-text'),
+    error: $('snbt-error'),
+    save: $<HTMLButtonElement>('snbt-save'),
+    cancel: $<HTMLButtonElement>('snbt-cancel'),
+  },
+);
+$('edit-level-dat').addEventListener('click', () => void snbtEditor.editLevelDat());
+inspector.onEdit = (key, label) => void snbtEditor.editRecord(key, label);
 dimensionSel.addEventListener('change', () => void editor.attach(world));
 
 renderImported();

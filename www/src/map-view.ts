@@ -154,6 +154,26 @@ export class MapView {
     else this.fit();
   }
 
+  /** Called after the view moved (pan, zoom, fit, jump): the page keeps it in the URL. */
+  onViewChange: (() => void) | undefined;
+
+  /** The block at the canvas centre and the zoom (screen pixels per block). */
+  view(): { x: number; z: number; zoom: number } {
+    const [x, z] = this.blockAt(this.canvas.width / 2, this.canvas.height / 2);
+    return { x, z, zoom: this.scale };
+  }
+
+  /** Centres the view on block (bx, bz), at `zoom` screen pixels per block (default: as now). */
+  centerOn(bx: number, bz: number, zoom = this.scale): void {
+    const img = this.image;
+    const ox = img ? img.minChunkX * 16 : 0;
+    const oz = img ? img.minChunkZ * 16 : 0;
+    this.scale = Math.min(64, Math.max(0.02, zoom));
+    this.panX = this.canvas.width / 2 - (bx - ox + 0.5) * this.scale;
+    this.panZ = this.canvas.height / 2 - (bz - oz + 0.5) * this.scale;
+    this.draw();
+  }
+
   /** Outlines the editor's selection (chunk rectangles, inclusive). */
   setSelection(rects: Array<[number, number, number, number]>): void {
     this.selection = rects;
@@ -184,6 +204,7 @@ export class MapView {
   }
 
   draw(): void {
+    this.onViewChange?.();
     const ctx = this.canvas.getContext('2d')!;
     ctx.fillStyle = '#1a1f24';
     ctx.fillRect(0, 0, this.canvas.width, this.canvas.height);
