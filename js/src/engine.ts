@@ -41,6 +41,9 @@ export interface WasmDatabase {
   deleteChunks(dimension: number, areas: string): string;
   pruneChunks(dimension: number, keep: string, allowEmpty: boolean): string;
   applyEdits(text: string, dryRun: boolean): string;
+  entities(dimension: number): string;
+  deleteEntities(dimension: number, areas: string, identifier: string | undefined, dryRun: boolean): string;
+  deleteEntity(dimension: number, key: Uint8Array, root: number): string;
   recordSnbt(key: Uint8Array): string | undefined;
   setRecordSnbt(key: Uint8Array, text: string): string;
   levelDatSnbt(): string;
@@ -352,6 +355,18 @@ export class Engine {
 
   applyEdits(h: number, text: string, dryRun: boolean): string {
     return this.db(h).applyEdits(text, dryRun);
+  }
+
+  entities(h: number, dimension: number): string {
+    return this.db(h).entities(dimension);
+  }
+
+  deleteEntities(h: number, dimension: number, areas: string, identifier: string | undefined, dryRun: boolean): string {
+    return this.db(h).deleteEntities(dimension, areas, identifier, dryRun);
+  }
+
+  deleteEntity(h: number, dimension: number, key: Uint8Array, root: number): string {
+    return this.db(h).deleteEntity(dimension, key, root);
   }
 
   recordSnbt(h: number, key: Uint8Array): string | undefined {

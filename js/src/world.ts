@@ -95,6 +95,32 @@ export interface EditReport {
 
 /** What an SNBT write did: `changed` false when the bytes equal the stored ones (nothing
  * written). */
+/** An entity or block entity (World.entities). */
+export interface EntityInfo {
+  /** `actor` (actorprefix + digp), `entity` (a chunk's Entity record), `block entity`. */
+  kind: 'actor' | 'entity' | 'block entity';
+  /** The record holding it, as hex. */
+  key: string;
+  /** Which compound of the record (0 for actors). */
+  root: number;
+  /** `minecraft:cow`, `Chest`, or `id:NN` (numeric ids of the oldest worlds). */
+  identifier: string;
+  x: number;
+  y: number;
+  z: number;
+  /** The chunk storing it. */
+  cx: number;
+  cz: number;
+}
+
+/** What deleting entities did (or, dry, would do). */
+export interface EntityReport {
+  entities: number;
+  recordsDeleted: number;
+  recordsRewritten: number;
+  bytes: number;
+}
+
 export interface SetReport {
   changed: boolean;
   bytes: number;
@@ -283,6 +309,36 @@ export class World {
       return `${e.kind} ${e.dimension} ${areas}`;
     });
     return JSON.parse((await this.call('applyEdits', [lines.join('\n'), options.dryRun === true])) as string) as EditReport;
+  }
+
+  /** Every entity and block entity of `dimension` (positions in blocks), and how many records
+   * did not decode. */
+  async entities(dimension: Dimension): Promise<{ unreadable: number; entities: EntityInfo[] }> {
+    checkDimension(dimension);
+    return JSON.parse((await this.call('entities', [dimension])) as string) as { unreadable: number; entities: EntityInfo[] };
+  }
+
+  /** Deletes the entities (never block entities) of `dimension` stored in the chunks of
+   * `areas`, only those of `identifier` when given, in one atomic batch: an actor's record
+   * goes and its id leaves its chunk's digp; a legacy Entity record loses that compound (the
+   * others keep their bytes). `{ dryRun: true }` only counts. Needs a writable world unless
+   * dry. */
+  async deleteEntities(dimension: Dimension, areas: ChunkAreas, options: { identifier?: string; dryRun?: boolean } = {}): Promise<EntityReport> {
+    checkDimension(dimension);
+    if (options.identifier !== undefined && typeof options.identifier !== 'string') throw invalidArgument('identifier must be a string');
+    return JSON.parse(
+      (await this.call('deleteEntities', [dimension, areasText(areas), options.identifier, options.dryRun === true])) as string,
+    ) as EntityReport;
+  }
+
+  /** Deletes one entity (as listed by `entities`: its `key` and `root`). */
+  async deleteEntity(dimension: Dimension, entity: { key: string; root: number }): Promise<EntityReport> {
+    checkDimension(dimension);
+    if (typeof entity?.key !== 'string' || !/^([0-9a-f]{2})+$/.test(entity.key) || !Number.isInteger(entity.root) || entity.root < 0) {
+      throw invalidArgument('entity must be { key: hex string, root: integer >= 0 } as entities() lists it');
+    }
+    const key = Uint8Array.from({ length: entity.key.length / 2 }, (_, i) => parseInt(entity.key.slice(i * 2, i * 2 + 2), 16));
+    return JSON.parse((await this.call('deleteEntity', [dimension, key, entity.root])) as string) as EntityReport;
   }
 
   /** The world as `.mcworld` (zip) bytes: its files are copied into engine memory, the copy

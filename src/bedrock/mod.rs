@@ -11,6 +11,7 @@
 pub mod chunk;
 pub mod colours;
 pub mod edit;
+pub mod entities;
 pub mod export;
 pub mod keys;
 pub mod legacy;

@@ -17,6 +17,7 @@ use wasm_bindgen::prelude::*;
 use super::{js_err, parse_options, set, storage_for, Database, MEM_STORES};
 use crate::bedrock::colours::{biome_colour, biome_name};
 use crate::bedrock::edit::{self, EditReport, Selection};
+use crate::bedrock::entities;
 use crate::bedrock::export;
 use crate::bedrock::keys::{self, chunk_prefix, classify, tag_name, KeyKind};
 use crate::bedrock::map::{render_map, surface_tile, MapLayer, MapOptions};
@@ -370,6 +371,61 @@ impl Database {
             .map_err(js_err)
     }
 
+    /// Entities and block entities of `dimension` as JSON `{unreadable, entities: [{kind
+    /// ("actor" | "entity" | "block entity"), key (hex), root, identifier, x, y, z, cx, cz}]}`.
+    pub fn entities(&self, dimension: i32) -> Result<String, JsValue> {
+        check_dimension(dimension)?;
+        let list = entities::entities(self.db()?, dimension).map_err(js_err)?;
+        let mut out = format!("{{\"unreadable\":{},\"entities\":[", list.unreadable);
+        for (i, e) in list.entities.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            let key: String = e.key.iter().map(|b| format!("{b:02x}")).collect();
+            out.push_str(&format!(
+                "{{\"kind\":\"{}\",\"key\":\"{key}\",\"root\":{},\"identifier\":{},\"x\":{},\"y\":{},\"z\":{},\"cx\":{},\"cz\":{}}}",
+                e.kind.name(),
+                e.root,
+                json_string(&e.identifier),
+                e.pos[0],
+                e.pos[1],
+                e.pos[2],
+                e.chunk.0,
+                e.chunk.1
+            ));
+        }
+        out.push_str("]}");
+        Ok(out)
+    }
+
+    /// Deletes the entities (not block entities) of `dimension` in chunk areas `areas`, only
+    /// those of `identifier` when given; `dry_run` only counts. JSON `{entities,
+    /// recordsDeleted, recordsRewritten, bytes}`.
+    #[wasm_bindgen(js_name = deleteEntities)]
+    pub fn delete_entities(
+        &self,
+        dimension: i32,
+        areas: &str,
+        identifier: Option<String>,
+        dry_run: bool,
+    ) -> Result<String, JsValue> {
+        check_dimension(dimension)?;
+        let sel = Selection::parse(areas).map_err(js_err)?;
+        entities::delete_entities(self.db()?, dimension, &sel, identifier.as_deref(), dry_run)
+            .map(|r| entity_report_json(&r))
+            .map_err(js_err)
+    }
+
+    /// Deletes one entity: compound `root` of record `key` (an actor's `actorprefix` key with
+    /// root 0). JSON as `deleteEntities`.
+    #[wasm_bindgen(js_name = deleteEntity)]
+    pub fn delete_entity(&self, dimension: i32, key: &[u8], root: u32) -> Result<String, JsValue> {
+        check_dimension(dimension)?;
+        entities::delete_entity(self.db()?, dimension, key, root as usize)
+            .map(|r| entity_report_json(&r))
+            .map_err(js_err)
+    }
+
     /// The value of `key` as SNBT text; `undefined` when absent; `LEVEL_CORRUPTION` when it
     /// is not NBT (or would not survive the round trip).
     #[wasm_bindgen(js_name = recordSnbt)]
@@ -442,4 +498,11 @@ impl Database {
     pub fn drop_mem_store(name: &str) -> bool {
         MEM_STORES.with(|m| m.borrow_mut().remove(name).is_some())
     }
+}
+
+fn entity_report_json(r: &entities::EntityReport) -> String {
+    format!(
+        "{{\"entities\":{},\"recordsDeleted\":{},\"recordsRewritten\":{},\"bytes\":{}}}",
+        r.entities, r.records_deleted, r.records_rewritten, r.bytes
+    )
 }

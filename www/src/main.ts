@@ -19,6 +19,7 @@ import {
   openMcworld,
   openWorld,
   terminateWorker,
+  type EntityInfo,
   type MapImage,
   type MapLayer,
   type RecoveryReport,
@@ -31,6 +32,7 @@ import type { Unzipped } from './unzip.js';
 
 import { Editor, type EditorHost } from './editor/editor.js';
 import { SnbtEditor } from './editor/snbt-editor.js';
+import { EntityPanel } from './entities/entity-panel.js';
 import { Inspector } from './inspector.js';
 import { KeyBrowser } from './keys.js';
 import { MapView, type Marker } from './map-view.js';
@@ -131,6 +133,9 @@ const mapView = new MapView($<HTMLCanvasElement>('map'), $('coords'), {
     const w = world;
     inspector.show(w, Number(dimensionSel.value) as 0 | 1 | 2, x, z).catch((e: unknown) => showError(describe(e, 'the chunk')));
   },
+  onMarkerClick: (m) => {
+    if (m.data) void entityPanel.show(m.data as EntityInfo).catch((e: unknown) => showError(describe(e, 'the entity')));
+  },
   onSelectRect: (x0, z0, x1, z1) => {
     if (world) editor.addRect(x0, z0, x1, z1);
   },
@@ -210,6 +215,7 @@ function clearWorldView(): void {
   $('editor-section').hidden = true;
   inspector.clear();
   keyBrowser.attach(undefined);
+  void entityPanel.load(undefined);
   players = [];
 }
 
@@ -307,8 +313,10 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     keyBrowser.attach(w);
     players = await playerMarkers(w);
     const first = s.chunks.findIndex((n) => n > 0);
-    dimensionSel.value = String(first < 0 ? 0 : first);
+    // A reloaded or shared view names its dimension; otherwise the first one with chunks.
+    if (!(viewFromUrl && readViewHash().has('dim'))) dimensionSel.value = String(first < 0 ? 0 : first);
     await editor.attach(w);
+    await entityPanel.load(w);
     await showMap(gen);
   } catch (e) {
     if (gen === generation) showError(describe(e, label));
@@ -351,7 +359,8 @@ async function drawMap(gen: number, w: World): Promise<void> {
   if (dimension === 0 && spawn) markers.unshift({ x: spawn[0], z: spawn[2], label: 'spawn', colour: '#ff3b3b' });
   $('map-section').hidden = false;
   mapView.tilesEnabled = layer === 'relief' || layer === 'surface';
-  mapView.show(image, chunks, markers, sameView);
+  baseMarkers = markers;
+  mapView.show(image, chunks, [...entityPanel.markers(), ...markers], sameView);
   if (viewFromUrl) {
     // The first map after the page loaded: the URL's centre and zoom, if it has them.
     viewFromUrl = false;
@@ -621,6 +630,8 @@ $('key-search').addEventListener('submit', (ev) => {
 });
 
 let shown: { world: World; dimension: number } | undefined;
+/** Spawn and players: drawn above the entity markers. */
+let baseMarkers: Marker[] = [];
 
 // The view lives in the URL's hash (`#dim=0&layer=height&y=20&x=12&z=-40&zoom=4`), so a view
 // can be shared or reloaded: read when a world's first map is shown, written as it moves.
@@ -722,6 +733,8 @@ document.addEventListener('drop', (ev) => {
   pointOf: (x: number, z: number) => mapView.pointOf(x, z),
   /** The block at the map's centre and the zoom. */
   view: () => mapView.view(),
+  /** The label of the marker at canvas point (x, y), if any. */
+  markerAt: (x: number, y: number) => mapView.markerAt(x, y)?.label,
   /** LEVEL_LOCKED retries of OPFS opens after a cancel (dead worker's handles not yet released). */
   lockRetries: () => lockRetries,
 };
@@ -774,7 +787,10 @@ const editorHost: EditorHost = {
     say,
     fail: (e, what) => showError(describe(e, what)),
     busy: (on) => setState(on ? 'loading' : 'ready'),
-    showSelection: (rects) => mapView.setSelection(rects),
+    showSelection: (rects) => {
+      mapView.setSelection(rects);
+      entityPanel.setSelection(rects);
+    },
 };
 const editor = new Editor(
   editorHost,
@@ -817,8 +833,33 @@ const snbtEditor = new SnbtEditor(
   },
 );
 $('edit-level-dat').addEventListener('click', () => void snbtEditor.editLevelDat());
+const entityPanel = new EntityPanel(
+  {
+    world: () => world,
+    dimension: () => Number(dimensionSel.value) as 0 | 1 | 2,
+    writable: () => editorHost.writable(),
+    refresh: (w, label) => editorHost.refresh(w, label),
+    say,
+    fail: (e, what) => showError(describe(e, what)),
+    busy: (on) => setState(on ? 'loading' : 'ready'),
+    confirm: (text, run) => editor.confirm(text, run),
+    markersChanged: () => mapView.setMarkers([...entityPanel.markers(), ...baseMarkers]),
+    edit: (key, label) => void snbtEditor.editRecord(key, label),
+  },
+  {
+    section: $('entities-section'),
+    showEntities: $<HTMLInputElement>('show-entities'),
+    showBlockEntities: $<HTMLInputElement>('show-block-entities'),
+    count: $('entity-count'),
+    table: $<HTMLTableSectionElement>('entity-table'),
+    view: $('entity-view'),
+  },
+);
 inspector.onEdit = (key, label) => void snbtEditor.editRecord(key, label);
-dimensionSel.addEventListener('change', () => void editor.attach(world));
+dimensionSel.addEventListener('change', () => {
+  void editor.attach(world);
+  void entityPanel.load(world).catch((e: unknown) => showError(describe(e, 'the entities')));
+});
 
 renderImported();
 say('Open a world folder or a .mcworld to begin.');

@@ -13,6 +13,8 @@ import type { MapImage } from 'strata-level/browser';
 export interface MapCallbacks {
   /** A click on chunk (x, z); `ev` tells the modifier keys (ctrl-click selects). */
   onChunkClick(x: number, z: number, ev?: MouseEvent): void;
+  /** A click on a marker (instead of the chunk under it). */
+  onMarkerClick?(m: Marker): void;
   /** A shift-drag ended: the chunk rectangle (inclusive) it covered. */
   onSelectRect?(x0: number, z0: number, x1: number, z1: number): void;
   /** Tiles for chunks not fetched yet; resolves with those that have block data. */
@@ -25,6 +27,10 @@ export interface Marker {
   z: number;
   label: string;
   colour: string;
+  /** A small dot without a label (entities): the label shows on hover. */
+  small?: boolean;
+  /** What a click on the marker opens (the page's business). */
+  data?: unknown;
 }
 
 const TILE_SCALE = 3; // screen pixels per block from which block tiles are shown
@@ -98,6 +104,11 @@ export class MapView {
       const d = this.drag;
       this.drag = undefined;
       if (d && !d.moved) {
+        const hit = this.markerAt(...this.canvasPoint(e));
+        if (hit && this.cb.onMarkerClick) {
+          this.cb.onMarkerClick(hit);
+          return;
+        }
         const [bx, bz] = this.blockAt(...this.canvasPoint(e));
         this.cb.onChunkClick(Math.floor(bx / 16), Math.floor(bz / 16), e);
       }
@@ -130,7 +141,8 @@ export class MapView {
     const cxk = Math.floor(bx / 16);
     const czk = Math.floor(bz / 16);
     const has = this.chunkSet.has(`${cxk},${czk}`) ? '' : ' (no chunk)';
-    this.coords.textContent = `x ${bx}, z ${bz} · chunk ${cxk}, ${czk}${has}`;
+    const m = this.markerAt(cx, cy);
+    this.coords.textContent = `x ${bx}, z ${bz} · chunk ${cxk}, ${czk}${has}${m ? ` · ${m.label}` : ''}`;
   }
 
   /** Shows a new map (another world or dimension); fits it to the canvas unless `keepView`
@@ -171,6 +183,24 @@ export class MapView {
     this.scale = Math.min(64, Math.max(0.02, zoom));
     this.panX = this.canvas.width / 2 - (bx - ox + 0.5) * this.scale;
     this.panZ = this.canvas.height / 2 - (bz - oz + 0.5) * this.scale;
+    this.draw();
+  }
+
+  /** The marker drawn under canvas point (cx, cy), if any (the topmost). */
+  markerAt(cx: number, cy: number): Marker | undefined {
+    if (!this.image) return undefined;
+    for (let i = this.markers.length - 1; i >= 0; i--) {
+      const m = this.markers[i]!;
+      const [sx, sy] = this.pointOf(m.x, m.z);
+      const r = m.small ? 5 : 8;
+      if ((sx - cx) ** 2 + (sy - cy) ** 2 <= r * r) return m;
+    }
+    return undefined;
+  }
+
+  /** Replaces the markers (another layer of markers toggled) without moving the view. */
+  setMarkers(markers: Marker[]): void {
+    this.markers = markers;
     this.draw();
   }
 
@@ -262,6 +292,17 @@ export class MapView {
     }
     for (const m of this.markers) {
       const [sx, sy] = this.pointOf(m.x, m.z);
+      if (m.small) {
+        if (sx < -4 || sy < -4 || sx > this.canvas.width + 4 || sy > this.canvas.height + 4) continue;
+        ctx.fillStyle = m.colour;
+        ctx.strokeStyle = '#000a';
+        ctx.lineWidth = 1;
+        ctx.beginPath();
+        ctx.arc(sx, sy, 3, 0, Math.PI * 2);
+        ctx.fill();
+        ctx.stroke();
+        continue;
+      }
       ctx.fillStyle = m.colour;
       ctx.strokeStyle = '#fff';
       ctx.lineWidth = 2;

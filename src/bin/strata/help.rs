@@ -158,6 +158,24 @@ their entities (digp + actorprefix), in one atomic batch.
 
 example: strata world delete-chunks ~/worlds/MyWorld --dimension 0 --area -4,-4:3,3"
         }
+        ("world", Some("entities")) => {
+            "usage: strata world entities WORLD [--dimension N]
+
+Counts the entities (actors: digp + actorprefix; legacy chunk Entity records) and block
+entities of a dimension (default 0) per identifier.
+
+example: strata world entities ~/worlds/MyWorld --dimension 1"
+        }
+        ("world", Some("delete-entities")) => {
+            "usage: strata world delete-entities WORLD --dimension N --area x0,z0:x1,z1[;...]
+                                 [--identifier ID] [--out OUT]
+
+Deletes the entities (never block entities) stored in the chunks of the rectangles, only
+those of --identifier when given (e.g. minecraft:zombie), in one atomic batch: an actor's
+record goes and its id leaves the chunk's digp; a legacy Entity record loses that compound.
+
+example: strata world delete-entities ~/worlds/MyWorld --dimension 0 --area -8,-8:8,8 --identifier minecraft:item"
+        }
         ("world", Some("prune")) => {
             "usage: strata world prune WORLD --dimension N --keep x0,z0:x1,z1[;...] [--force]
                        [--out OUT]
@@ -218,6 +236,8 @@ mod tests {
             "delete-chunks",
             "prune",
             "export",
+            "entities",
+            "delete-entities",
         ] {
             let p = page("world", Some(s)).unwrap();
             assert!(p.starts_with(&format!("usage: strata world {s}")), "{s}");

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use strata::bedrock::edit::{EditReport, Selection};
+use strata::bedrock::entities;
 use strata::bedrock::export::{self, ExportReport};
 use strata::bedrock::map::{render_map, MapLayer, MapOptions};
 use strata::bedrock::mcworld::{self, ImportLimits};
@@ -33,7 +34,8 @@ const WORLD_USAGE: &str = "world info WORLD | world map WORLD --out FILE.png [--
      world delete-chunks WORLD --dimension N --area x0,z0:x1,z1[;...] [--out OUT] | \
      world prune WORLD --dimension N --keep x0,z0:x1,z1[;...] [--force] [--out OUT] | \
      world set-nbt WORLD KEY --snbt FILE [--out OUT] | \
-     world export WORLD --out F.mcworld [--in-place]";
+     world export WORLD --out F.mcworld [--in-place] | world entities WORLD [--dimension N] | \
+     world delete-entities WORLD --dimension N --area x0,z0:x1,z1[;...] [--identifier ID] [--out OUT]";
 
 fn is_mcworld(path: &str) -> bool {
     Path::new(path)
@@ -248,6 +250,59 @@ fn prune(raw: &[String]) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
+fn entities_cmd(raw: &[String]) -> CliResult {
+    let args = Args::parse(raw, &["dimension"], &[])?;
+    let [path] = args.positionals(&["WORLD"])? else {
+        unreachable!()
+    };
+    let world = open_world(path)?;
+    let dim = dimension(&args)?;
+    let list = entities::entities(world.db(), dim)?;
+    let mut counts: std::collections::BTreeMap<(&str, &str), u64> = Default::default();
+    for e in &list.entities {
+        *counts.entry((e.kind.name(), &e.identifier)).or_default() += 1;
+    }
+    let mut rows: Vec<_> = counts.into_iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    for ((kind, id), n) in rows {
+        println!("{n:>8}  {kind:<12}  {id}");
+    }
+    println!(
+        "{} listed in dimension {dim}{}",
+        list.entities.len(),
+        if list.unreadable > 0 {
+            format!(", {} unreadable", list.unreadable)
+        } else {
+            String::new()
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn delete_entities_cmd(raw: &[String]) -> CliResult {
+    let args = Args::parse(raw, &["dimension", "area", "identifier", "out"], &[])?;
+    let [path] = args.positionals(&["WORLD"])? else {
+        unreachable!()
+    };
+    let dim = required_dimension(&args, "delete-entities")?;
+    let area = selection(&args, "area", "delete-entities")?;
+    let target = edit_target(path, args.value("out"))?;
+    let start = Instant::now();
+    let world = target.open()?;
+    let r = entities::delete_entities(world.db(), dim, &area, args.value("identifier"), false)?;
+    world.close()?;
+    println!(
+        "{path}: dimension {dim}: deleted {} entities ({} records deleted, {} rewritten, {} bytes) in {:.3} s",
+        r.entities,
+        r.records_deleted,
+        r.records_rewritten,
+        r.bytes,
+        start.elapsed().as_secs_f64()
+    );
+    target.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn nbt(raw: &[String]) -> CliResult {
     let args = Args::parse(raw, &[], &[])?;
     let [path, key] = args.positionals(&["WORLD", "KEY"])? else {
@@ -369,6 +424,8 @@ pub fn world(raw: &[String]) -> CliResult {
         "prune" => prune(rest),
         "set-nbt" => set_nbt(rest),
         "export" => export_cmd(rest),
+        "entities" => entities_cmd(rest),
+        "delete-entities" => delete_entities_cmd(rest),
         other => Err(CliError::Usage(format!(
             "unknown world command {other:?}; usage: strata {WORLD_USAGE}"
         ))),

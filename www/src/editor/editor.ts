@@ -199,6 +199,13 @@ export class Editor {
     this.els.dialog.showModal();
   }
 
+  /** Asks through the confirmation dialog; runs `run` on `#confirm`. */
+  confirm(text: string, run: () => Promise<void>): void {
+    this.els.dialogText.textContent = text;
+    this.pending = run;
+    this.els.dialog.showModal();
+  }
+
   private undo(): void {
     const e = this.staged.pop();
     if (!e) return;

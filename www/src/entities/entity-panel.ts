@@ -1,0 +1,175 @@
+// The entity panel: the entities and block entities of the shown dimension (World.entities)
+// as map markers (small dots coloured by identifier; entities on by default, block entities
+// on request) and as a table of identifiers with their counts in the dimension and in the
+// editor's selection; a row's "Delete in selection…" deletes those entities (never block
+// entities) after a confirmation, and a click on a marker shows its NBT (editable as SNBT).
+//
+// Hooks: `#entities-section[data-entities]` (entities and block entities listed), rows
+// `#entity-table tr[data-identifier][data-kind][data-count][data-selected]`, buttons
+// `.delete-entities`, `#entity-view` (the clicked entity's record).
+//
+// Invariants: the list is the engine's for the world and dimension shown (reloaded after every
+// saved edit); deletes go through the host's writable copy, one atomic batch each.
+
+import type { Dimension, EntityInfo, World } from 'strata-level/browser';
+
+import type { Rect } from '../editor/editor.js';
+import { inSelection } from '../editor/editor.js';
+import { showValue } from '../inspector.js';
+import type { Marker } from '../map-view.js';
+
+export interface EntityHost {
+  world(): World | undefined;
+  dimension(): Dimension;
+  writable(): Promise<World>;
+  refresh(world: World, label: string): Promise<void>;
+  say(text: string, kind?: 'info' | 'busy' | 'error'): void;
+  fail(e: unknown, what: string): void;
+  busy(on: boolean): void;
+  /** Asks the user to confirm `text`; runs `run` if they do. */
+  confirm(text: string, run: () => Promise<void>): void;
+  /** The entity markers changed (toggles, another world or dimension). */
+  markersChanged(): void;
+  /** Opens a record in the SNBT editor. */
+  edit(key: Uint8Array, label: string): void;
+}
+
+function colourOf(identifier: string): string {
+  let h = 0;
+  for (const c of identifier) h = (Math.imul(h, 31) + c.charCodeAt(0)) >>> 0;
+  return `hsl(${h % 360}, 80%, 60%)`;
+}
+
+function hexBytes(hex: string): Uint8Array {
+  return Uint8Array.from({ length: hex.length / 2 }, (_, i) => parseInt(hex.slice(i * 2, i * 2 + 2), 16));
+}
+
+export class EntityPanel {
+  private list: EntityInfo[] = [];
+  private rects: Rect[] = [];
+  private loaded: World | undefined;
+
+  constructor(
+    private readonly host: EntityHost,
+    private readonly els: {
+      section: HTMLElement;
+      showEntities: HTMLInputElement;
+      showBlockEntities: HTMLInputElement;
+      count: HTMLElement;
+      table: HTMLTableSectionElement;
+      view: HTMLElement;
+    },
+  ) {
+    els.showEntities.addEventListener('change', () => host.markersChanged());
+    els.showBlockEntities.addEventListener('change', () => host.markersChanged());
+  }
+
+  /** Lists the entities of `world`'s current dimension (or clears the panel). */
+  async load(world: World | undefined): Promise<void> {
+    this.loaded = world;
+    this.els.section.hidden = world === undefined;
+    this.els.view.replaceChildren();
+    if (!world) {
+      this.list = [];
+      this.render();
+      return;
+    }
+    const { entities, unreadable } = await world.entities(this.host.dimension());
+    if (this.loaded !== world) return;
+    this.list = entities;
+    this.els.count.textContent = `${entities.length.toLocaleString('en')} listed${unreadable > 0 ? `, ${unreadable} unreadable` : ''}`;
+    this.render();
+    this.host.markersChanged();
+  }
+
+  /** The editor's selection changed. */
+  setSelection(rects: Rect[]): void {
+    this.rects = rects;
+    this.render();
+  }
+
+  markers(): Marker[] {
+    const out: Marker[] = [];
+    for (const e of this.list) {
+      const block = e.kind === 'block entity';
+      if (block ? !this.els.showBlockEntities.checked : !this.els.showEntities.checked) continue;
+      out.push({ x: Math.floor(e.x), z: Math.floor(e.z), label: `${e.identifier} (${e.kind}) at ${Math.floor(e.x)}, ${Math.floor(e.y)}, ${Math.floor(e.z)}`, colour: colourOf(e.identifier), small: true, data: e });
+    }
+    return out;
+  }
+
+  /** A marker of ours was clicked: its record's NBT. */
+  async show(e: EntityInfo): Promise<void> {
+    const w = this.host.world();
+    if (!w) return;
+    const heading = `${e.identifier} · ${e.kind} at ${Math.floor(e.x)}, ${Math.floor(e.y)}, ${Math.floor(e.z)} · chunk ${e.cx}, ${e.cz}${e.root > 0 ? ` · compound ${e.root + 1} of its record` : ''}`;
+    this.els.section.hidden = false;
+    await showValue(w, hexBytes(e.key), heading, this.els.view, (key) => this.host.edit(key, `${e.identifier} (${e.kind})`));
+    this.els.view.dataset.identifier = e.identifier;
+    this.els.view.scrollIntoView({ block: 'nearest' });
+  }
+
+  private render(): void {
+    const rows = new Map<string, { identifier: string; kind: string; count: number; selected: number }>();
+    for (const e of this.list) {
+      const key = `${e.kind}\u0000${e.identifier}`;
+      const r = rows.get(key) ?? { identifier: e.identifier, kind: e.kind, count: 0, selected: 0 };
+      r.count += 1;
+      if (this.rects.length > 0 && inSelection(this.rects, e.cx, e.cz)) r.selected += 1;
+      rows.set(key, r);
+    }
+    const sorted = [...rows.values()].sort((a, b) => b.count - a.count || a.identifier.localeCompare(b.identifier));
+    this.els.section.dataset.entities = String(this.list.length);
+    this.els.table.replaceChildren(
+      ...sorted.map((r) => {
+        const tr = document.createElement('tr');
+        tr.dataset.identifier = r.identifier;
+        tr.dataset.kind = r.kind;
+        tr.dataset.count = String(r.count);
+        tr.dataset.selected = String(r.selected);
+        const sw = document.createElement('span');
+        sw.className = 'swatch';
+        sw.style.background = colourOf(r.identifier);
+        const name = document.createElement('td');
+        name.append(sw, r.identifier);
+        const cells = [r.kind, r.count.toLocaleString('en'), r.selected.toLocaleString('en')].map((t) => {
+          const td = document.createElement('td');
+          td.textContent = t;
+          return td;
+        });
+        const act = document.createElement('td');
+        if (r.kind !== 'block entity' && r.selected > 0) {
+          const b = document.createElement('button');
+          b.type = 'button';
+          b.className = 'delete-entities';
+          b.textContent = 'Delete in selection…';
+          b.addEventListener('click', () => this.askDelete(r.identifier, r.selected));
+          act.append(b);
+        }
+        tr.append(name, ...cells, act);
+        return tr;
+      }),
+    );
+  }
+
+  private askDelete(identifier: string, n: number): void {
+    const dim = this.host.dimension();
+    const areas = this.rects.map(([x0, z0, x1, z1]) => `${x0},${z0}:${x1},${z1}`).join(';');
+    this.host.confirm(
+      `Delete ${n} ${identifier} entit${n === 1 ? 'y' : 'ies'} stored in the selected chunks of dimension ${dim}? This changes the copy (the original file never); export to keep it.`,
+      async () => {
+        this.host.busy(true);
+        try {
+          const w = await this.host.writable();
+          const r = await w.deleteEntities(dim, areas, { identifier });
+          await this.host.refresh(w, 'the edited world');
+          this.host.say(`Deleted ${r.entities.toLocaleString('en')} ${identifier} (${r.recordsDeleted} records deleted, ${r.recordsRewritten} rewritten). Export the world to keep it.`);
+        } catch (e) {
+          this.host.fail(e, 'deleting entities');
+        } finally {
+          this.host.busy(false);
+        }
+      },
+    );
+  }
+}
