@@ -278,7 +278,9 @@ export class OpfsPool implements StorageHost {
     let done = 0;
     while (done < data.length) {
       const n = f.slot.handle.write(data.subarray(done), { at: HEADER + f.pos + done });
-      if (n <= 0) throw hostError('EIO', 'OPFS write made no progress');
+      // Chromium throws QuotaExceededError when the origin's quota is exhausted; Firefox
+      // writes fewer bytes (none, at the limit) and throws nothing: the same condition.
+      if (n <= 0) throw hostError('ENOSPC', 'OPFS write made no progress: the origin\'s storage quota is exhausted (QuotaExceededError)');
       done += n;
     }
     f.pos += done;

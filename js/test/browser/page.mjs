@@ -77,6 +77,22 @@ window.strataTest = {
     return { files: files.length, ...result, writeError };
   },
 
+  /** The same, with the picked files built in the page (browsers whose automation cannot
+   * hand a folder to a webkitdirectory input): File objects with the paths a picker gives. */
+  async pickedWorldBuilt(name) {
+    const files = (await fetchWorld(name)).map(({ name: n, data }) => ({ path: `${name}/db/${n}`, file: new File([data], n) }));
+    const db = await open(`${name}/db`, { storage: 'files', files });
+    const result = await figures(db);
+    let writeError = 'none';
+    try {
+      await db.put('k', 'v');
+    } catch (e) {
+      writeError = e.code;
+    }
+    await db.close();
+    return { files: files.length, ...result, writeError };
+  },
+
   async conformance(storage) {
     const location = `conformance-${storage}`;
     if (storage === 'opfs') await destroy(location);
@@ -122,9 +138,10 @@ window.strataTest = {
     return { acked, error, closeCode };
   },
 
-  /** Reopens the quota database: every acknowledged put is there with its bytes. */
-  async quotaCheck(acked) {
-    const db = await open('quota');
+  /** Reopens the quota database: every acknowledged put is there with its bytes. `readOnly`
+   * where the quota is still exhausted (a writable open flushes the log into a table). */
+  async quotaCheck(acked, readOnly = false) {
+    const db = await open('quota', { readOnly });
     let entries = 0;
     let mismatches = 0;
     for await (const [k, v] of db.iterator()) {
