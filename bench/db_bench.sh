@@ -2,14 +2,18 @@
 # db_bench workloads, Strata (`strata bench`) against peer engines in one run on this machine:
 # Google's LevelDB (Debian libleveldb-dev through bench/leveldb_bench.cc), RocksDB (Debian
 # librocksdb-dev through bench/rocksdb_bench.cc) and SQLite (Debian libsqlite3-dev through
-# bench/sqlite_bench.c), harnesses with the same workloads, keys, values and seeds. Prints a
+# bench/sqlite_bench.c), Kyoto Cabinet's TreeDB (libkyotocabinet-dev through
+# bench/kyoto_bench.cc, LevelDB's 2011 benchmark page's third system) and LMDB (liblmdb-dev
+# through bench/lmdb_bench.cc, kvbench's), harnesses with the same workloads, keys, values and
+# seeds (bench/harness.h). Prints a
 # table of micros/op and the ratios peer/Strata per workload (> 1: Strata is faster) and writes
 # bench/results/db_bench-<date>.{json,md}. A workload a peer has no counterpart for (SQLite:
 # compact) shows "-".
 #
 # usage: bash bench/db_bench.sh [--num=N] [--rounds=R] [--no-build]
 # env:   STRATA_DB_BENCH_PEERS  comma-separated peers to run besides Strata
-#                               (default leveldb,rocksdb,sqlite; empty: Strata alone)
+#                               (default leveldb,rocksdb,sqlite,kyotocabinet,lmdb; empty:
+#                               Strata alone)
 #        STRATA_DB_BENCH_ROUNDS rounds (default 3, or --rounds): every engine runs the whole
 #                               workload list once per round, engines interleaved within a
 #                               round, and each workload counts its best (lowest) micros/op
@@ -32,12 +36,12 @@ done
 
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "--rounds must be a positive number" >&2; exit 2; }
 
-PEERS=${STRATA_DB_BENCH_PEERS-leveldb,rocksdb,sqlite}
+PEERS=${STRATA_DB_BENCH_PEERS-leveldb,rocksdb,sqlite,kyotocabinet,lmdb}
 PEER_LIST=()
 for p in ${PEERS//,/ }; do
   case "$p" in
-    leveldb | rocksdb | sqlite) PEER_LIST+=("$p") ;;
-    *) echo "STRATA_DB_BENCH_PEERS: unknown peer $p (leveldb, rocksdb, sqlite)" >&2; exit 2 ;;
+    leveldb | rocksdb | sqlite | kyotocabinet | lmdb) PEER_LIST+=("$p") ;;
+    *) echo "STRATA_DB_BENCH_PEERS: unknown peer $p (leveldb, rocksdb, sqlite, kyotocabinet, lmdb)" >&2; exit 2 ;;
   esac
 done
 
@@ -50,7 +54,7 @@ source bench/results_dir.sh
 mkdir -p "$OUT"
 build() { # source binary compiler "flags" "libraries" (rebuilt when the source is newer)
   local src=$1 bin=$2 cc=$3 flags=$4 libs=$5
-  if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+  if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ bench/harness.h -nt "$bin" ]; then
     # shellcheck disable=SC2086 # word splitting wanted
     $cc $flags "$src" $libs -o "$bin"
   fi
@@ -60,6 +64,8 @@ for p in ${PEER_LIST[@]+"${PEER_LIST[@]}"}; do
     leveldb) build bench/leveldb_bench.cc "$OUT/leveldb_bench" bench_cxx "-O2 -std=c++17" "-lleveldb -lsnappy -lpthread" ;;
     rocksdb) build bench/rocksdb_bench.cc "$OUT/rocksdb_bench" bench_cxx "-O2 -Wall -std=c++17" "-lrocksdb -lpthread" ;;
     sqlite) build bench/sqlite_bench.c "$OUT/sqlite_bench" bench_cc "-O2 -Wall" "-lsqlite3" ;;
+    kyotocabinet) build bench/kyoto_bench.cc "$OUT/kyotocabinet_bench" bench_cxx "-O2 -Wall -std=c++17" "-lkyotocabinet -lz -lpthread" ;;
+    lmdb) build bench/lmdb_bench.cc "$OUT/lmdb_bench" bench_cxx "-O2 -Wall -std=c++17" "-llmdb -lpthread" ;;
   esac
 done
 if [ "$BUILD" = 1 ]; then cargo build --release --quiet; fi
@@ -115,8 +121,8 @@ for line in open(sys.argv[4]):
     peers[engine] = (pkg, version)
 def upstream(v):  # Debian version -> upstream: drop the epoch and the Debian revision
     return re.sub(r"-[^-]*$", "", v.split(":", 1)[-1])
-names = {"leveldb": "LevelDB", "rocksdb": "RocksDB", "sqlite": "SQLite"}
-ran = [e for e in ("leveldb", "rocksdb", "sqlite") if e in peers]
+names = {"leveldb": "LevelDB", "rocksdb": "RocksDB", "sqlite": "SQLite", "kyotocabinet": "Kyoto TreeDB", "lmdb": "LMDB"}
+ran = [e for e in ("leveldb", "rocksdb", "sqlite", "kyotocabinet", "lmdb") if e in peers]
 def pick(engine, scaling):
     """(workload, row) in run order; a workload's row is its best round (lowest micros/op),
     with every round's figure kept in "rounds"."""
@@ -141,7 +147,7 @@ peer_text = ", ".join(f"{pkg} {v}" for pkg, v in peers.values()) or "none"
 cols = [f"{names[e]} {upstream(peers[e][1])} micros/op" for e in ran if e == "leveldb"] + ["Strata micros/op"] \
     + [f"{names[e]} {upstream(peers[e][1])} micros/op" for e in ran if e != "leveldb"] \
     + [f"{names[e]}/Strata" for e in ran]
-snappy = "Snappy (SQLite: uncompressed)" if "sqlite" in ran else "Snappy"
+snappy = "Snappy" + (" (SQLite, LMDB: uncompressed; Kyoto: its zlib)" if set(ran) & {"sqlite", "lmdb", "kyotocabinet"} else "")
 how = "one run" if rounds == 1 else f"best of {rounds} rounds, engines interleaved in each round"
 lines = [f"db_bench workloads, {num:,} entries, 16-byte keys, 100-byte values (ratio 0.5), {snappy}; {how}; peers: {peer_text}",
          "", "| workload | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
@@ -158,9 +164,17 @@ for scaling in (False, True):
             + [f"{ratio[e]:.2f}" if ratio[e] is not None else "-" for e in ran]
         lines.append(f"| {k} | " + " | ".join(cells) + " |")
         w = {"workload": k, "leveldb": got.get("leveldb"), "strata": sr}
-        for e in ("rocksdb", "sqlite"): w[e] = got.get(e)
-        for e in ("leveldb", "rocksdb", "sqlite"): w[f"ratio_{e}_over_strata"] = ratio.get(e)
+        for e in ("rocksdb", "sqlite", "kyotocabinet", "lmdb"): w[e] = got.get(e)
+        for e in ("leveldb", "rocksdb", "sqlite", "kyotocabinet", "lmdb"): w[f"ratio_{e}_over_strata"] = ratio.get(e)
         result["workloads"].append(w)
+if set(ran) & {"sqlite", "kyotocabinet", "lmdb"}:
+    lines += ["", "Guarantees differ, so read those columns with care: Strata, LevelDB and RocksDB log every "
+              "write ahead (an unsynced write survives a process crash; a synced one a machine crash). "
+              "SQLite commits each write as a transaction (its journal; no batching across puts). Kyoto "
+              "TreeDB updates a memory-mapped B+ tree in place with no log: a crash can lose or tear "
+              "unsynced updates. LMDB's copy-on-write B-tree commits each write as a transaction with "
+              "MDB_NOSYNC (a crash can lose the last commits, never corrupt); fillsync is durable in every "
+              "engine. compact has no LMDB counterpart."]
 text = "\n".join(lines)
 print(text)
 open(base + ".md", "w").write(text + "\n")
