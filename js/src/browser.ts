@@ -191,6 +191,9 @@ export interface BrowserOpenOptions extends OpenOptions {
   /** Where the engine runs (default `auto`: in the calling dedicated worker when there is one,
    * otherwise in the package's worker). */
   engine?: EnginePlacement;
+  /** OPFS: most sync access handles open at once (default 200, at least 64; Safari allows
+   * about 250 per page). Tables beyond it are read through File snapshots. */
+  maxHandles?: number;
 }
 
 /** Opens (by default creating) a database. Default storage: OPFS. */
@@ -199,13 +202,17 @@ export async function open(location: string, options: BrowserOpenOptions = {}): 
   if (typeof options !== 'object' || options === null) throw invalidArgument('options must be an object');
   const kind = options.storage ?? 'opfs';
   if (kind === 'host') throw invalidArgument("storage 'host' is only available in Node (a host cannot cross into the worker)");
-  const { engine: placement, ...rest } = options;
+  const { engine: placement, maxHandles, ...rest } = options;
+  if (maxHandles !== undefined && (!Number.isInteger(maxHandles) || maxHandles < 64)) {
+    throw invalidArgument('maxHandles must be an integer >= 64');
+  }
   // A picked folder is always read-only.
   const opts = engineOptions(kind === 'files' ? { ...rest, readOnly: true } : rest);
   const l = await link(placement);
   l.users += 1;
   try {
-    const handle = (await l.call('open', [kind, location, opts, options.files])) as number;
+    const extra = kind === 'opfs' ? { maxHandles } : options.files;
+    const handle = (await l.call('open', [kind, location, opts, extra])) as number;
     return new Db(l, handle, location, rest);
   } catch (e) {
     l.release();

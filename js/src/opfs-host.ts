@@ -10,6 +10,16 @@
 // first; OPFS allows one sync access handle per file, so a second worker or tab opening the
 // same database gets `NoModificationAllowedError`, reported as LEVEL_LOCKED; a closed tab
 // releases its handles. Needs no COOP/COEP headers (no SharedArrayBuffer).
+//
+// Bounded handles (Safari allows about 250 open sync access handles per page): at most
+// `maxHandles` (default 200) are open. Beyond that, sealed tables (`.ldb`/`.sst` with no
+// writer) are PARKED: their handle is closed and reads go through a `File` snapshot with
+// FileReaderSync (a table never changes once written). Parking happens in `prepare()`, least
+// recently used first, and at open (tables beyond the bound start parked: their headers are read
+// from `File`s, not handles). A parked file that the engine removes (or a rename replaces) is
+// named in the journal `free.jnl` (one synchronous write), dropped from the engine's view at
+// once, and deleted from OPFS by the next `prepare()`; a journal left by a crash is replayed at
+// open (an entry deletes its file only when the file still carries that generation).
 
 import { hostError, type StorageHost } from './host.js';
 
@@ -29,14 +39,36 @@ interface SyncHandle {
 
 interface Slot {
   name: string;
-  handle: SyncHandle;
+  /** Open sync access handle, or null when the slot is parked. */
+  handle: SyncHandle | null;
+  /** A parked slot's content (header included). */
+  file: File | null;
   path: string;
   gen: number;
+  /** Open write/append descriptors (a slot with writers is never parked). */
+  writers: number;
+  /** Last use, for least-recently-used parking. */
+  used: number;
 }
 
 interface Fd {
   slot: Slot;
   pos: number;
+  writer: boolean;
+}
+
+/** Pool options. */
+export interface OpfsOptions {
+  /** Most sync access handles open at once, spares and the lock included (default 200,
+   * at least 64). */
+  maxHandles?: number;
+}
+
+const DEFAULT_MAX_HANDLES = 200;
+const JOURNAL = 'free.jnl';
+
+function isTable(path: string): boolean {
+  return path.endsWith('.ldb') || path.endsWith('.sst');
 }
 
 const encoder = new TextEncoder();
@@ -63,7 +95,11 @@ export class OpfsPool implements StorageHost {
   private readonly spares: Slot[] = [];
   /** Every handle the pool opened, whatever became of its slot: closing them all is what
    * releases the database to other workers and tabs. */
-  private readonly handles: SyncHandle[] = [];
+  private readonly handles = new Set<SyncHandle>();
+  /** Parked slots the engine removed, to delete from OPFS (named in the journal). */
+  private pendingDeletes: Slot[] = [];
+  private tick = 0;
+  private readonly maxHandles: number;
   private readonly fds = new Map<number, Fd>();
   private readonly dirs = new Set<string>();
   private nextFd = 1;
@@ -75,10 +111,29 @@ export class OpfsPool implements StorageHost {
     private readonly key: string,
     private readonly dir: FileSystemDirectoryHandle,
     private readonly lockHandle: SyncHandle,
-  ) {}
+    private readonly journal: SyncHandle,
+    options: OpfsOptions,
+  ) {
+    const m = options.maxHandles ?? DEFAULT_MAX_HANDLES;
+    if (!Number.isInteger(m) || m < 64) throw hostError('EINVAL', `maxHandles must be an integer >= 64, not ${m}`);
+    this.maxHandles = m;
+  }
+
+  /** Pools by location, for tests and diagnostics (`OpfsPool.stats`). */
+  private static readonly live = new Map<string, OpfsPool>();
+
+  /** Of the open pool of `location`: handles open (the lock's and the journal's included),
+   * named files, parked ones, spares, files awaiting deletion, and the bound. */
+  static stats(location: string): { open: number; files: number; parked: number; spares: number; pending: number; maxHandles: number } | undefined {
+    const p = OpfsPool.live.get(normalize(location));
+    if (!p) return undefined;
+    let parked = 0;
+    for (const s of p.byPath.values()) if (s.handle === null) parked++;
+    return { open: p.handles.size + 2, files: p.byPath.size, parked, spares: p.spares.length, pending: p.pendingDeletes.length, maxHandles: p.maxHandles };
+  }
 
   /** Opens (creating if needed) the pool of database `location`. */
-  static async open(location: string): Promise<OpfsPool> {
+  static async open(location: string, options: OpfsOptions = {}): Promise<OpfsPool> {
     const key = normalize(location);
     if (openPools.has(key)) throw hostError('ELOCKED', `${location} is already open in this worker`);
     openPools.add(key);
@@ -90,7 +145,19 @@ export class OpfsPool implements StorageHost {
       }
       const lockFile = await dir.getFileHandle('LOCK.sah', { create: true });
       const lock = await openHandle(lockFile, location);
-      const pool = new OpfsPool(key, dir, lock);
+      let pool: OpfsPool;
+      try {
+        const journal = await openHandle(await dir.getFileHandle(JOURNAL, { create: true }), location);
+        try {
+          pool = new OpfsPool(key, dir, lock, journal, options);
+        } catch (e) {
+          journal.close();
+          throw e;
+        }
+      } catch (e) {
+        lock.close();
+        throw e;
+      }
       try {
         await pool.load();
         await pool.prepare();
@@ -98,6 +165,7 @@ export class OpfsPool implements StorageHost {
         pool.closeHandles();
         throw e;
       }
+      OpfsPool.live.set(key, pool);
       return pool;
     } catch (e) {
       openPools.delete(key);
@@ -111,15 +179,43 @@ export class OpfsPool implements StorageHost {
       if (handle.kind === 'file' && /^\d+\.sah$/.test(name)) names.push(name);
     }
     names.sort((a, b) => parseInt(a, 10) - parseInt(b, 10));
+    // Files a crash left named in the journal: deleted, if they still carry that generation.
+    const doomed = this.readJournal();
+    // Headers first, from File snapshots (no handle needed): which files are tables.
+    const slots: Slot[] = [];
     for (const name of names) {
       this.nextName = Math.max(this.nextName, parseInt(name, 10) + 1);
       const fh = await this.dir.getFileHandle(name);
-      const handle = await openHandle(fh, this.key);
-      this.handles.push(handle);
-      const slot: Slot = { name, handle, path: '', gen: 0 };
-      this.readHeader(slot);
+      const file = await fh.getFile();
+      const slot: Slot = { name, handle: null, file, path: '', gen: 0, writers: 0, used: 0 };
+      this.parseHeader(slot, new Uint8Array(await file.slice(0, HEADER).arrayBuffer()));
+      if (slot.path !== '' && doomed.get(name) === slot.gen) {
+        // Deleted now, or (still locked by a handle closing elsewhere) by a later prepare();
+        // either way the engine never sees it again.
+        if (!(await this.deleteFile(name))) this.pendingDeletes.push(slot);
+        continue;
+      }
+      slots.push(slot);
+    }
+    this.writeJournal();
+    // Handles for every named file but the tables beyond the bound (the spares to come count
+    // too); unnamed files beyond the spares needed are deleted.
+    let budget = this.maxHandles - 2 - SPARES_HIGH;
+    const named = slots.filter((s) => s.path !== '');
+    for (const slot of [...named.filter((s) => !isTable(s.path)), ...named.filter((s) => isTable(s.path))]) {
+      if (budget > 0 || !isTable(slot.path)) {
+        await this.unpark(slot);
+        budget--;
+      }
+    }
+    for (const slot of slots) {
       if (slot.path === '') {
-        this.spares.push(slot);
+        if (this.spares.length < SPARES_HIGH) {
+          await this.unpark(slot);
+          this.spares.push(slot);
+        } else {
+          await this.deleteFile(slot.name); // an unnamed file left behind is harmless
+        }
         continue;
       }
       this.gen = Math.max(this.gen, slot.gen);
@@ -138,17 +234,67 @@ export class OpfsPool implements StorageHost {
     }
   }
 
-  private readHeader(slot: Slot): void {
-    const h = new Uint8Array(HEADER);
-    const n = slot.handle.read(h, { at: 0 });
-    if (n < 16) return;
-    const view = new DataView(h.buffer);
+  /** Deletes an OPFS file; false when it is still locked (a handle just closed, here or in
+   * another worker, releases its lock asynchronously): try again later. */
+  private async deleteFile(name: string): Promise<boolean> {
+    try {
+      await this.dir.removeEntry(name);
+      return true;
+    } catch (e) {
+      const n = (e as { name?: string }).name;
+      if (n === 'NotFoundError') return true;
+      if (n === 'NoModificationAllowedError' || n === 'InvalidModificationError' || n === 'InvalidStateError') return false;
+      throw e;
+    }
+  }
+
+  /** The journal holds exactly the named files awaiting deletion. */
+  private writeJournal(): void {
+    const text = this.pendingDeletes.filter((s) => s.gen > 0).map((s) => `${s.name} ${s.gen}\n`).join('');
+    this.journal.truncate(0);
+    if (text !== '') this.journal.write(encoder.encode(text), { at: 0 });
+    this.journal.flush();
+  }
+
+  private async unpark(slot: Slot): Promise<void> {
+    slot.handle = await openHandle(await this.dir.getFileHandle(slot.name), this.key);
+    slot.file = null;
+    this.handles.add(slot.handle);
+  }
+
+  /** The journal's entries: slot name -> generation. */
+  private readJournal(): Map<string, number> {
+    const size = this.journal.getSize();
+    const out = new Map<string, number>();
+    if (size === 0) return out;
+    const buf = new Uint8Array(size);
+    this.journal.read(buf, { at: 0 });
+    for (const line of decoder.decode(buf).split('\n')) {
+      const m = /^(\d+\.sah) (\d+)$/.exec(line);
+      if (m) out.set(m[1]!, Number(m[2]));
+    }
+    return out;
+  }
+
+  private parseHeader(slot: Slot, h: Uint8Array): void {
+    if (h.length < 16) return;
+    const view = new DataView(h.buffer, h.byteOffset, h.byteLength);
     if (view.getUint32(0, true) !== MAGIC) return;
     const len = view.getUint32(12, true);
-    if (len > HEADER - 20) return;
+    if (len > HEADER - 20 || 20 + len > h.length) return;
     if (fnv(h.subarray(0, 16 + len)) !== view.getUint32(16 + len, true)) return;
     slot.gen = view.getFloat64(4, true);
     slot.path = decoder.decode(h.subarray(16, 16 + len));
+  }
+
+  /** A slot's handle, which mutating operations need (parked slots are sealed tables). */
+  private handleOf(slot: Slot): SyncHandle {
+    if (!slot.handle) throw hostError('EIO', `${slot.path}: a parked table cannot be written`);
+    return slot.handle;
+  }
+
+  private slotSize(slot: Slot): number {
+    return slot.handle ? slot.handle.getSize() : slot.file!.size;
   }
 
   private writeHeader(slot: Slot, path: string, gen: number): void {
@@ -161,33 +307,81 @@ export class OpfsPool implements StorageHost {
     view.setUint32(12, p.length, true);
     h.set(p, 16);
     view.setUint32(16 + p.length, fnv(h.subarray(0, 16 + p.length)), true);
-    slot.handle.write(h, { at: 0 });
-    slot.handle.flush();
+    const handle = this.handleOf(slot);
+    handle.write(h, { at: 0 });
+    handle.flush();
     slot.path = path;
     slot.gen = gen;
   }
 
   private free(slot: Slot): void {
+    if (!slot.handle) {
+      // Parked: named in the journal now (durable), deleted from OPFS by the next prepare().
+      const line = encoder.encode(`${slot.name} ${slot.gen}\n`);
+      this.journal.write(line, { at: this.journal.getSize() });
+      this.journal.flush();
+      slot.path = '';
+      this.pendingDeletes.push(slot);
+      return;
+    }
+    const handle = slot.handle;
     slot.path = '';
     slot.gen = 0;
     try {
-      slot.handle.truncate(0);
-      slot.handle.flush();
+      handle.truncate(0);
+      handle.flush();
     } finally {
       this.spares.push(slot);
     }
   }
 
-  /** Opens spare files until there are enough for the next engine call. */
+  /** Between engine calls: deletes what parked files the engine removed, parks tables while
+   * more than `maxHandles` are open, and opens spare files for the next call. */
   async prepare(): Promise<void> {
-    if (this.closed || this.spares.length >= SPARES_LOW) return;
-    while (this.spares.length < SPARES_HIGH) {
+    if (this.closed) return;
+    if (this.pendingDeletes.length > 0) {
+      const doomed = this.pendingDeletes;
+      this.pendingDeletes = [];
+      for (const slot of doomed) {
+        if (!(await this.deleteFile(slot.name))) this.pendingDeletes.push(slot);
+      }
+      this.writeJournal();
+    }
+    const spareTarget = this.spares.length >= SPARES_LOW ? this.spares.length : SPARES_HIGH;
+    let excess = this.handles.size + 2 + (spareTarget - this.spares.length) - this.maxHandles;
+    if (excess > 0) {
+      const busy = new Set([...this.fds.values()].filter((f) => f.writer).map((f) => f.slot));
+      const candidates = [...this.byPath.values()]
+        .filter((s) => s.handle !== null && isTable(s.path) && s.writers === 0 && !busy.has(s))
+        .sort((a, b) => a.used - b.used);
+      for (const slot of candidates) {
+        if (excess <= 0) break;
+        const handle = slot.handle!;
+        handle.flush();
+        handle.close();
+        this.handles.delete(handle);
+        slot.handle = null;
+        slot.file = await (await this.dir.getFileHandle(slot.name)).getFile();
+        excess--;
+      }
+    }
+    // Spares beyond the high mark (files the engine removed while open) are deleted.
+    while (this.spares.length > SPARES_HIGH) {
+      const spare = this.spares.pop()!;
+      spare.handle!.close();
+      this.handles.delete(spare.handle!);
+      spare.handle = null;
+      // Unnamed (gen 0): not journaled; deleted once its lock is released.
+      spare.gen = 0;
+      this.pendingDeletes.push(spare);
+    }
+    while (this.spares.length < spareTarget && this.handles.size + 2 < this.maxHandles) {
       const name = `${this.nextName++}.sah`;
       const fh = await this.dir.getFileHandle(name, { create: true });
       const handle = await openHandle(fh, this.key);
-      this.handles.push(handle);
+      this.handles.add(handle);
       handle.truncate(0);
-      this.spares.push({ name, handle, path: '', gen: 0 });
+      this.spares.push({ name, handle, file: null, path: '', gen: 0, writers: 0, used: 0 });
     }
   }
 
@@ -199,7 +393,8 @@ export class OpfsPool implements StorageHost {
   private closeHandles(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const h of [...this.handles, this.lockHandle]) {
+    OpfsPool.live.delete(this.key);
+    for (const h of [...this.handles, this.journal, this.lockHandle]) {
       try {
         h.close();
       } catch {
@@ -230,7 +425,7 @@ export class OpfsPool implements StorageHost {
       // E.g. QuotaExceededError: the file was not created; the handle stays a spare (its
       // header, if written at all, is cleared so a reload does not see the file either).
       try {
-        spare.handle.truncate(0);
+        spare.handle?.truncate(0);
       } catch {
         // A header left behind names an empty file, which the engine ignores or deletes.
       }
@@ -252,21 +447,36 @@ export class OpfsPool implements StorageHost {
     } else if (!slot) {
       slot = this.createSlot(p);
     } else if (mode === 'w') {
-      slot.handle.truncate(HEADER);
+      this.handleOf(slot).truncate(HEADER);
     } else {
-      pos = Math.max(0, slot.handle.getSize() - HEADER);
+      pos = Math.max(0, this.handleOf(slot).getSize() - HEADER);
     }
-    if (slot.handle.getSize() < HEADER) slot.handle.truncate(HEADER);
+    if (slot.handle && slot.handle.getSize() < HEADER) slot.handle.truncate(HEADER);
+    const writer = mode !== 'r';
+    if (writer) slot.writers++;
+    slot.used = ++this.tick;
     const fd = this.nextFd++;
-    this.fds.set(fd, { slot, pos });
+    this.fds.set(fd, { slot, pos, writer });
     return fd;
   }
 
   read(fd: number, offset: number, buf: Uint8Array): number {
     const f = this.fd(fd);
+    f.slot.used = ++this.tick;
+    const handle = f.slot.handle;
+    if (!handle) {
+      // Parked: the File snapshot, read synchronously (dedicated workers have FileReaderSync).
+      const file = f.slot.file!;
+      const start = Math.min(HEADER + offset, file.size);
+      const end = Math.min(start + buf.length, file.size);
+      if (end <= start) return 0;
+      const bytes = new Uint8Array(new FileReaderSync().readAsArrayBuffer(file.slice(start, end)));
+      buf.set(bytes);
+      return bytes.length;
+    }
     let done = 0;
     while (done < buf.length) {
-      const n = f.slot.handle.read(buf.subarray(done), { at: HEADER + offset + done });
+      const n = handle.read(buf.subarray(done), { at: HEADER + offset + done });
       if (n <= 0) break;
       done += n;
     }
@@ -275,9 +485,10 @@ export class OpfsPool implements StorageHost {
 
   write(fd: number, data: Uint8Array): void {
     const f = this.fd(fd);
+    const handle = this.handleOf(f.slot);
     let done = 0;
     while (done < data.length) {
-      const n = f.slot.handle.write(data.subarray(done), { at: HEADER + f.pos + done });
+      const n = handle.write(data.subarray(done), { at: HEADER + f.pos + done });
       // Chromium throws QuotaExceededError when the origin's quota is exhausted; Firefox
       // writes fewer bytes (none, at the limit) and throws nothing: the same condition.
       if (n <= 0) throw hostError('ENOSPC', 'OPFS write made no progress: the origin\'s storage quota is exhausted (QuotaExceededError)');
@@ -287,14 +498,17 @@ export class OpfsPool implements StorageHost {
   }
 
   sync(fd: number): void {
-    this.fd(fd).slot.handle.flush();
+    const slot = this.fd(fd).slot;
+    if (slot.handle) slot.handle.flush();
   }
 
   size(fd: number): number {
-    return Math.max(0, this.fd(fd).slot.handle.getSize() - HEADER);
+    return Math.max(0, this.slotSize(this.fd(fd).slot) - HEADER);
   }
 
   close(fd: number): void {
+    const f = this.fds.get(fd);
+    if (f?.writer) f.slot.writers--;
     this.fds.delete(fd);
   }
 
@@ -304,7 +518,7 @@ export class OpfsPool implements StorageHost {
   }
 
   fileSize(path: string): number {
-    return Math.max(0, this.slot(path).handle.getSize() - HEADER);
+    return Math.max(0, this.slotSize(this.slot(path)) - HEADER);
   }
 
   list(dir: string): string[] {

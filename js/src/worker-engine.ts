@@ -11,14 +11,14 @@ import { Engine, type HostLease, type StorageKind, type WasmModule } from './eng
 import { FilePickerHost } from './file-picker-host.js';
 import { hostError } from './host.js';
 import { dispatch } from './local-link.js';
-import { OpfsPool, destroyOpfs } from './opfs-host.js';
+import { OpfsPool, destroyOpfs, type OpfsOptions } from './opfs-host.js';
 
 async function hostFor(kind: StorageKind, location: string, extra: unknown): Promise<HostLease> {
   switch (kind) {
     case 'mem':
       return { host: undefined };
     case 'opfs': {
-      const pool = await OpfsPool.open(location);
+      const pool = await OpfsPool.open(location, (extra ?? {}) as OpfsOptions);
       return { host: pool, prepare: () => pool.prepare(), release: () => pool.release() };
     }
     case 'files': {

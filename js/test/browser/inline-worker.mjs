@@ -2,7 +2,8 @@
 // engine runs here, in this worker, with no message per call. Answers one message
 // `{ run: name, args }` with `{ ok, value }` or `{ ok: false, error }`.
 
-import { open, destroy, engineInfo } from '/pkg/dist/browser.js';
+import { open, destroy, engineInfo, importIntoOpfs } from '/pkg/dist/browser.js';
+import { OpfsPool } from '/pkg/dist/opfs-host.js';
 import { conformance } from '/test/shared/conformance.mjs';
 import { inflight } from '/test/shared/inflight.mjs';
 
@@ -20,7 +21,91 @@ function value(i) {
   return v;
 }
 
+async function fetchDb(name) {
+  const names = await (await fetch(`/worlds-list/${name}`)).json();
+  const out = [];
+  // A few requests at a time (thousands at once exhaust the browser's sockets).
+  for (let i = 0; i < names.length; i += 16) {
+    const part = names.slice(i, i + 16);
+    out.push(...(await Promise.all(part.map(async (n) => ({ name: n, data: new Uint8Array(await (await fetch(`/worlds/${name}/db/${n}`)).arrayBuffer()) })))));
+  }
+  return out;
+}
+
+async function sahFiles(location) {
+  let dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('strata');
+  dir = await dir.getDirectoryHandle(location);
+  let n = 0;
+  for await (const name of dir.keys()) if (/^\d+\.sah$/.test(name)) n++;
+  return n;
+}
+
 const tests = {
+  /** Overwrites keys and compacts (parked tables removed: journaled, deleted by the NEXT
+   * call's prepare), then returns at once: the page kills this worker before another call. */
+  async compactAndStop(max) {
+    const db = await open('many', { maxHandles: max, profile: 'google' });
+    const ops = [];
+    for (let i = 20000; i < 40000; i++) ops.push({ type: 'put', key: String(i).padStart(16, '0'), value: `w${i}` });
+    for (let i = 0; i < ops.length; i += 1000) await db.batch(ops.slice(i, i + 1000));
+    await db.compactRange();
+    const st = OpfsPool.stats('many');
+    self.postMessage({ ok: true, value: { pending: st.pending, files: st.files } });
+    await new Promise(() => {}); // never closes: the worker is killed
+  },
+  /** After a crash: open, scan, and what is on disk. */
+  async reopenMany(max) {
+    const db = await open('many', { maxHandles: max, profile: 'google' });
+    const scan = await db.scan();
+    const st = OpfsPool.stats('many');
+    await db.close();
+    return { scan, files: st.files, spares: st.spares, pending: st.pending, sahFiles: await sahFiles('many') };
+  },
+  /** A database of ~1,500 tables under a bound of `max` handles: imported, scanned, written
+   * and compacted (parked tables removed), reopened. Handle counts checked at every step. */
+  async manyTables(name, max) {
+    const files = await fetchDb(name);
+    await destroy('many');
+    await importIntoOpfs('many', files);
+    const peak = { open: 0 };
+    const seen = () => {
+      const st = OpfsPool.stats('many');
+      if (st) peak.open = Math.max(peak.open, st.open);
+      return st;
+    };
+    let db = await open('many', { maxHandles: max, profile: 'google' });
+    const atOpen = seen();
+    const first = await db.scan();
+    seen();
+    // Random reads across parked tables.
+    let found = 0;
+    for (let i = 0; i < 2000; i++) {
+      const k = String((i * 7919) % 170000).padStart(16, '0');
+      if ((await db.get(k)) !== undefined) found++;
+      if (i % 100 === 0) seen();
+    }
+    // Overwrite a stretch of keys and compact: parked tables are replaced and removed.
+    const ops = [];
+    for (let i = 0; i < 20000; i++) ops.push({ type: 'put', key: String(i).padStart(16, '0'), value: `v${i}` });
+    for (let i = 0; i < ops.length; i += 1000) {
+      await db.batch(ops.slice(i, i + 1000));
+      seen();
+    }
+    await db.compactRange();
+    seen();
+    const second = await db.scan();
+    const afterCompaction = seen();
+    await db.close();
+    db = await open('many', { maxHandles: max, profile: 'google' });
+    const reopened = seen();
+    const third = await db.scan();
+    await db.get('x'); // one more call: its prepare() deletes what the scan left pending
+    const last = seen();
+    await db.close();
+    const onDisk = await sahFiles('many');
+    return { files: files.length, first, found, second, third, atOpen, afterCompaction, reopened, last, peak: peak.open, sahFiles: onDisk };
+  },
+
   placement() {
     return { auto: engineInfo().placement, forced: engineInfo('worker').placement };
   },

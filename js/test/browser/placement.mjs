@@ -19,6 +19,12 @@ const key = (i) => `k${String(i).padStart(6, '0')}`;
 
 window.strataTest = {
   inWorker,
+  /** Ends the dedicated worker at once (a crash, as far as its storage can tell). */
+  killWorker() {
+    worker?.terminate();
+    worker = undefined;
+    return 'killed';
+  },
 
   /** 1,000 puts issued in one turn, then 1,000 gets: messages sent for each burst. */
   async coalesce() {
