@@ -74,8 +74,14 @@ chmod +x "$T/bin/brew" "$T/bin/sysctl"
   expect "formulae installed" "$(grep '^brew install' "$T/brew.log")" "brew install -q leveldb snappy"
   expect "install message" "$(cat "$T/install.err")" "[bench] installing leveldb snappy"
   expect "version of a formula" "$(bench_pkg_version rocksdb)" "rocksdb 9.8.7"
-  # The harnesses compile with Homebrew's include and lib folders on the command line.
-  bench_cc -O2 -Wall bench/sqlite_bench.c -lsqlite3 -o "$T/sqlite_bench" || fail "bench_cc could not build the SQLite harness"
-  [ -x "$T/sqlite_bench" ] || fail "no SQLite harness"
+  # The harnesses compile with Homebrew's include and lib folders on the command line: a
+  # header only the stand-in prefix has, and a library only it has.
+  printf '#define PROBE 42\n' >"$T/brew/include/probe.h"
+  printf 'int probe_lib(void) { return 1; }\n' >"$T/probe_lib.c"
+  cc -c "$T/probe_lib.c" -o "$T/probe_lib.o" && ar rcs "$T/brew/lib/libprobe.a" "$T/probe_lib.o"
+  printf '#include <probe.h>\nint probe_lib(void);\nint main(void) { return PROBE + probe_lib() == 43 ? 0 : 1; }\n' >"$T/probe.c"
+  bench_cc -O2 "$T/probe.c" -lprobe -o "$T/probe" || fail "bench_cc did not pass Homebrew's include and lib folders"
+  "$T/probe" || fail "the probe built with bench_cc did not run"
+  bench_cxx -O2 -x c++ -c "$T/probe.c" -o "$T/probe_cxx.o" || fail "bench_cxx did not pass Homebrew include folder"
 )
 echo "bench/test-platform: ok (Linux functions, measure.py, the macOS branch with stand-ins)"
