@@ -254,6 +254,26 @@ export async function importIntoOpfs(
   }
 }
 
+/** Gives an OPFS database's files back (it must not be open): a zip of them (tables stored,
+ * other files deflated), or, with `{ to }` (a directory handle: a picked folder where the
+ * browser allows writing one, or another OPFS folder), the files written into it, returning
+ * `{ files, bytes }`. What `importIntoOpfs` put in comes back byte-exact. */
+export async function exportFromOpfs(
+  location: string,
+  options: { to?: FileSystemDirectoryHandle; engine?: EnginePlacement } = {},
+): Promise<Uint8Array | { files: number; bytes: number }> {
+  if (typeof location !== 'string' || location === '') throw invalidArgument('location must be a non-empty string');
+  const l = await link(options.engine);
+  l.users += 1;
+  try {
+    return (await l.call('export', [location, options.to])) as Uint8Array | { files: number; bytes: number };
+  } catch (e) {
+    throw toStrataError(e);
+  } finally {
+    l.release();
+  }
+}
+
 /** Opens the Bedrock world in folder `location` in the worker, read-only unless
  * `{ writable: true }`. Default storage:
  * OPFS; `storage: 'files'` with `files` opens a picked folder in place. */

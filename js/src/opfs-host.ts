@@ -512,6 +512,11 @@ export class OpfsPool implements StorageHost {
     this.fds.delete(fd);
   }
 
+  /** Every file's path (the engine's names, relative to the OPFS root of the pools). */
+  paths(): string[] {
+    return [...this.byPath.keys()];
+  }
+
   exists(path: string): boolean {
     const p = normalize(path);
     return this.byPath.has(p) || this.dirs.has(p);

@@ -6,7 +6,7 @@
 // Used by worker.ts (the package's own worker, answering messages) and by browser.ts directly
 // when the caller is itself a dedicated worker (no message hop per call).
 
-import init, { Database } from '../wasm/strata.js';
+import init, { Database, zipFiles } from '../wasm/strata.js';
 import { Engine, type HostLease, type StorageKind, type WasmModule } from './engine.js';
 import { FilePickerHost } from './file-picker-host.js';
 import { hostError } from './host.js';
@@ -74,6 +74,45 @@ async function importFiles(location: string, files: ImportFile[]): Promise<numbe
   return bytes;
 }
 
+/** A database folder's files out of OPFS (it must not be open): zipped (bytes), or written
+ * file by file into `to` (subfolders created), which returns `{ files, bytes }`. */
+async function exportFiles(location: string, to: FileSystemDirectoryHandle | undefined): Promise<Uint8Array | { files: number; bytes: number }> {
+  const pool = await OpfsPool.open(location);
+  const prefix = `${location.replace(/\/+$/, '')}/`;
+  const names: string[] = [];
+  const datas: Uint8Array[] = [];
+  try {
+    for (const path of pool.paths().sort()) {
+      if (!path.startsWith(prefix)) continue;
+      await pool.prepare();
+      const fd = pool.open(path, 'r');
+      try {
+        const data = new Uint8Array(pool.size(fd));
+        if (pool.read(fd, 0, data) !== data.length) throw hostError('EIO', `export: ${path} ended early`);
+        names.push(path.slice(prefix.length));
+        datas.push(data);
+      } finally {
+        pool.close(fd);
+      }
+    }
+  } finally {
+    await pool.release();
+  }
+  if (!to) return zipFiles(names, datas as unknown as never);
+  let bytes = 0;
+  for (let i = 0; i < names.length; i++) {
+    const parts = names[i]!.split('/');
+    let dir = to;
+    for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part, { create: true });
+    const fh = await dir.getFileHandle(parts[parts.length - 1]!, { create: true });
+    const w = await (fh as unknown as { createWritable(): Promise<{ write(d: Uint8Array): Promise<void>; close(): Promise<void> }> }).createWritable();
+    await w.write(datas[i]!);
+    await w.close();
+    bytes += datas[i]!.length;
+  }
+  return { files: names.length, bytes };
+}
+
 export class WorkerEngine {
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -88,6 +127,7 @@ export class WorkerEngine {
     const e = await engine();
     if (op === 'destroy') return destroyOpfs(args[0] as string);
     if (op === 'import') return importFiles(args[0] as string, args[1] as ImportFile[]);
+    if (op === 'export') return exportFiles(args[0] as string, args[1] as FileSystemDirectoryHandle | undefined);
     if (op !== 'open' && op !== 'openWorld' && typeof args[0] === 'number') {
       // A close goes ahead even when the storage cannot prepare (e.g. out of quota): it is
       // what releases the database.

@@ -2,6 +2,8 @@
 // dedicated worker, OPFS and file-picker storage, persistence across a reload, locks across
 // tabs, and the shared conformance checks on OPFS and mem. Every figure is asserted exactly.
 
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -92,6 +94,26 @@ describe('browser (dedicated worker)', () => {
       crc32c: w.crc32c,
       writeError: 'LEVEL_NOT_SUPPORTED',
     });
+  });
+
+  worldTest('exportFromOpfs gives back exactly what importIntoOpfs put in (a zip, and into a folder)', async () => {
+    const w = worlds().find((r) => r.name === 'bedrock_provider_mctestdb')!;
+    const dbDir = path.join(worldsDir, w.name, 'db');
+    const names = fs.readdirSync(dbDir).sort();
+    const bytes = names.reduce((n, f) => n + fs.statSync(path.join(dbDir, f)).size, 0);
+    const r = await run<{ zip: string; wrote: object; differ: string[]; listed: number; count: number; after: object }>(page, 'exportRoundTrip', w.name);
+    expect({ wrote: r.wrote, differ: r.differ, listed: r.listed, count: r.count }).toEqual({ wrote: { files: names.length, bytes }, differ: [], listed: names.length, count: names.length });
+    expect(r.after).toEqual({ entries: w.entries, keyBytes: w.keyBytes, valueBytes: w.valueBytes, crc32c: w.crc32c });
+    // The zip, read by Python's zipfile (CRC-checked): every file byte-exact.
+    const zip = path.join(tempDir('opfs-export'), 'db.zip');
+    fs.writeFileSync(zip, Buffer.from(r.zip, 'base64'));
+    const out = execFileSync(
+      'python3',
+      ['-c', 'import sys, zipfile, hashlib, json\nz = zipfile.ZipFile(sys.argv[1])\nassert z.testzip() is None\nprint(json.dumps({i.filename: hashlib.sha256(z.read(i)).hexdigest() for i in z.infolist()}, sort_keys=True))', zip],
+      { encoding: 'utf8' },
+    );
+    const want = Object.fromEntries(names.map((n) => [n, createHash('sha256').update(fs.readFileSync(path.join(dbDir, n))).digest('hex')]));
+    expect(JSON.parse(out)).toEqual(want);
   });
 
   test('conformance on OPFS and mem', async () => {

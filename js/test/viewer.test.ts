@@ -247,6 +247,13 @@ describe('world viewer in Chromium', () => {
     const listed = () => page.$$eval('#imported-list li', (lis) => lis.map((li) => [(li as HTMLElement).dataset.location, li.firstChild?.textContent?.split(',')[0]]));
     expect(await listed()).toEqual([['viewer/amulet_1_16', `amulet_1_16 — ${files.length} files`]]);
     expect(await page.textContent('#imported-list li')).toContain(`${bytes.toLocaleString('en')} bytes`);
+    // What the origin uses and may use, and whether its storage is persistent (asked before
+    // the copy; headless Chromium grants it to a persistent profile or declines: either is shown).
+    await page.waitForSelector('#storage-state[data-usage]');
+    const st = await page.evaluate(() => ({ ...document.getElementById('storage-state')!.dataset }));
+    expect(Number(st.usage)).toBeGreaterThanOrEqual(bytes);
+    expect(Number(st.quota)).toBeGreaterThan(Number(st.usage));
+    expect(['true', 'false']).toContain(st.persisted);
     await page.reload();
     await page.waitForFunction(() => document.body.dataset.state === 'ready');
     expect(await listed()).toEqual([['viewer/amulet_1_16', `amulet_1_16 — ${files.length} files`]]);

@@ -592,3 +592,25 @@ impl Cursor {
         self.it = None;
     }
 }
+
+/// Zips files into a zip archive (`names[i]` holds `files[i]`, a Uint8Array): tables
+/// (`.ldb`, `.sst`) stored, other files deflated; deterministic (no timestamps). For
+/// `exportFromOpfs`.
+#[wasm_bindgen(js_name = zipFiles)]
+pub fn zip_files(names: Vec<String>, files: js_sys::Array) -> Result<Vec<u8>, JsValue> {
+    use crate::bedrock::zip_writer::ZipWriter;
+    if names.len() != files.length() as usize {
+        return Err(invalid("zipFiles: one name per file"));
+    }
+    let mut zip = ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (i, name) in names.iter().enumerate() {
+        let data = js_sys::Uint8Array::new(&files.get(i as u32)).to_vec();
+        if name.ends_with(".ldb") || name.ends_with(".sst") {
+            zip.stored(name, data.len() as u64, |sink| sink.write(&data))
+                .map_err(js_err)?;
+        } else {
+            zip.deflated(name, &data).map_err(js_err)?;
+        }
+    }
+    Ok(zip.finish().map_err(js_err)?.into_inner())
+}

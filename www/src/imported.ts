@@ -48,6 +48,9 @@ export async function importFolder(
   const location = `viewer/${name.replace(/[^A-Za-z0-9._-]+/g, '_')}`;
   const mine = files.filter((f) => f.path.startsWith(`${root}/`));
   const totalBytes = mine.reduce((n, f) => n + f.file.size, 0);
+  // Ask that the origin's storage be kept under pressure (not evicted like a cache) before
+  // anything is copied; browsers may grant it silently, ask, or decline.
+  await navigator.storage?.persist?.().catch(() => false);
   await forget(location);
   let bytes = 0;
   try {
@@ -70,4 +73,11 @@ export async function importFolder(
 export async function forget(location: string): Promise<void> {
   await destroy(location);
   save(importedWorlds().filter((w) => w.location !== location));
+}
+
+/** Whether the origin's storage is persistent, and what it uses and may use (bytes). */
+export async function storageState(): Promise<{ persisted: boolean; usage: number; quota: number }> {
+  const persisted = (await navigator.storage?.persisted?.().catch(() => false)) ?? false;
+  const e: StorageEstimate = (await navigator.storage?.estimate?.().catch(() => ({}))) ?? {};
+  return { persisted, usage: e.usage ?? 0, quota: e.quota ?? 0 };
 }

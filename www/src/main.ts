@@ -27,7 +27,7 @@ import {
   type WorldSummary,
 } from 'strata-level/browser';
 
-import { Cancelled, forget, importFolder, importedWorlds } from './imported.js';
+import { Cancelled, forget, importFolder, importedWorlds, storageState } from './imported.js';
 import type { Unzipped } from './unzip.js';
 
 import { Editor, type EditorHost } from './editor/editor.js';
@@ -490,6 +490,14 @@ async function importAndOpen(files: PickedFile[], root: string): Promise<void> {
 function renderImported(): void {
   const list = importedWorlds();
   $('imported-section').hidden = list.length === 0;
+  void storageState().then((st) => {
+    const el = $('storage-state');
+    el.dataset.persisted = String(st.persisted);
+    el.dataset.usage = String(st.usage);
+    el.dataset.quota = String(st.quota);
+    const mb = (n: number) => `${(n / 1e6).toLocaleString('en', { maximumFractionDigits: 1 })} MB`;
+    el.textContent = `${mb(st.usage)} used of ${mb(st.quota)} available to this site; storage ${st.persisted ? 'is persistent (kept under pressure)' : 'may be cleared by the browser under storage pressure'}.`;
+  });
   $('imported-list').replaceChildren(
     ...list.map((w) => {
       const li = document.createElement('li');

@@ -1,7 +1,7 @@
 // Test functions run inside the page by browser.test.ts (through playwright's evaluate). Each
 // returns plain data that the Node side asserts exactly.
 
-import { open, importIntoOpfs, destroy } from '/pkg/dist/browser.js';
+import { open, importIntoOpfs, destroy, exportFromOpfs } from '/pkg/dist/browser.js';
 import { conformance } from '/test/shared/conformance.mjs';
 import { inflight } from '/test/shared/inflight.mjs';
 
@@ -91,6 +91,34 @@ window.strataTest = {
     }
     await db.close();
     return { files: files.length, ...result, writeError };
+  },
+
+  /** importIntoOpfs, then exportFromOpfs as a zip and into another OPFS folder: the zip
+   * (base64, checked in Node) and which files came back byte-exact. */
+  async exportRoundTrip(name) {
+    const location = `export/${name}`;
+    await destroy(location);
+    const files = await fetchWorld(name);
+    await importIntoOpfs(location, files);
+    const zip = await exportFromOpfs(location);
+    const root = await navigator.storage.getDirectory();
+    await root.removeEntry('export-out', { recursive: true }).catch(() => {});
+    const out = await root.getDirectoryHandle('export-out', { create: true });
+    const wrote = await exportFromOpfs(location, { to: out });
+    const differ = [];
+    for (const f of files) {
+      const got = new Uint8Array(await (await (await out.getFileHandle(f.name)).getFile()).arrayBuffer());
+      if (got.length !== f.data.length || got.some((b, i) => b !== f.data[i])) differ.push(f.name);
+    }
+    let listed = 0;
+    for await (const _ of out.keys()) listed++;
+    // The database still opens in place after the export.
+    const db = await open(location, { profile: 'bedrock' });
+    const after = await db.scan();
+    await db.close();
+    let bin = '';
+    for (let i = 0; i < zip.length; i += 0x8000) bin += String.fromCharCode(...zip.subarray(i, i + 0x8000));
+    return { zip: btoa(bin), wrote, differ, listed, count: files.length, after };
   },
 
   async conformance(storage) {
