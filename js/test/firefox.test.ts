@@ -107,6 +107,14 @@ describe.skipIf(!haveFirefox)('world viewer in Firefox', () => {
     });
   }
 
+  test('saving to a folder says why Firefox cannot and points to the download', async () => {
+    await openMcworld(path.join(zips, 'amulet_1_16.mcworld'));
+    expect(await page.$eval('#save-to-folder', (e) => (e as HTMLElement).dataset.supported)).toBe('false');
+    await page.click('#save-to-folder');
+    await page.waitForFunction(() => /cannot write to a folder/.test(document.getElementById('message')!.textContent ?? ''));
+    expect(await page.$eval('#message', (e) => e.textContent)).toContain('Use “Export .mcworld”');
+  });
+
   test('a file that is not a world gives a clear message, and the page stays usable', async () => {
     const bad = path.join(tempDir('firefox-bad'), 'not-a-world.mcworld');
     fs.writeFileSync(bad, 'this is not a zip archive');

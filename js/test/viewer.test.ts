@@ -534,6 +534,60 @@ describe('world viewer in Chromium', () => {
     expect(fs.readFileSync(file).equals(original)).toBe(true);
   });
 
+  test('save to a folder: the picked folder gets exactly the exported world; a non-empty folder is refused', async () => {
+    const file = path.join(worldsDir, 'rbedrock_example3.mcworld');
+    // The expectation: the Node API's export of the same world, unpacked by Python.
+    const ref = await openMcworld(new Uint8Array(fs.readFileSync(file)));
+    const zip = path.join(tempDir('save-folder'), 'ref.mcworld');
+    fs.writeFileSync(zip, await ref.exportMcworld());
+    await ref.close();
+    const ref2 = JSON.parse(
+      execFileSync(
+        'python3',
+        ['-c', 'import sys, zipfile, hashlib, json\nz = zipfile.ZipFile(sys.argv[1])\nfs = [i for i in z.infolist() if not i.is_dir()]\nprint(json.dumps({"files": {i.filename: hashlib.sha256(z.read(i)).hexdigest() for i in fs}, "bytes": sum(i.file_size for i in fs)}))', zip],
+        { encoding: 'utf8' },
+      ),
+    ) as { files: Record<string, string>; bytes: number };
+    const want = ref2.files;
+    expect((await openWith('#open-mcworld', file)).state).toBe('ready');
+    expect(await page.getAttribute('#save-to-folder', 'data-supported')).toBe('true');
+    // The folder picker, stubbed with real OPFS folders (a headless browser shows no dialog).
+    await page.evaluate(async () => {
+      const root = await navigator.storage.getDirectory();
+      for (const n of ['picked-empty', 'picked-busy']) await root.removeEntry(n, { recursive: true }).catch(() => {});
+      const busy = await root.getDirectoryHandle('picked-busy', { create: true });
+      await busy.getFileHandle('something.txt', { create: true });
+      const w = window as unknown as { pickQueue: string[]; showDirectoryPicker: unknown };
+      w.pickQueue = ['picked-busy', 'picked-empty'];
+      w.showDirectoryPicker = async () => root.getDirectoryHandle(w.pickQueue.shift()!, { create: true });
+    });
+    await page.evaluate(() => (document.body.dataset.state = 'idle'));
+    await page.click('#save-to-folder');
+    await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state ?? '') && /not empty/.test(document.getElementById('message')!.textContent ?? ''));
+    expect(await page.textContent('#message')).toContain('“picked-busy” is not empty');
+    await page.evaluate(() => (document.body.dataset.state = 'idle'));
+    await page.click('#save-to-folder');
+    await page.waitForFunction(() => document.body.dataset.state === 'ready' && /^Saved the world/.test(document.getElementById('message')!.textContent ?? ''));
+    const got = await page.evaluate(async () => {
+      const out: Record<string, string> = {};
+      const walk = async (dir: FileSystemDirectoryHandle, prefix: string): Promise<void> => {
+        for await (const [name, h] of (dir as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) {
+          if (h.kind === 'directory') await walk(h as FileSystemDirectoryHandle, `${prefix}${name}/`);
+          else {
+            const data = await (await (h as FileSystemFileHandle).getFile()).arrayBuffer();
+            out[`${prefix}${name}`] = [...new Uint8Array(await crypto.subtle.digest('SHA-256', data))].map((b) => b.toString(16).padStart(2, '0')).join('');
+          }
+        }
+      };
+      await walk(await (await navigator.storage.getDirectory()).getDirectoryHandle('picked-empty'), '');
+      return out;
+    });
+    expect(got).toEqual(want);
+    expect(await page.textContent('#message')).toBe(
+      `Saved the world into “picked-empty”: ${Object.keys(want).length} files, ${ref2.bytes.toLocaleString('en')} bytes. Copy that folder into Minecraft's worlds folder to play it.`,
+    );
+  });
+
   test('a .mcworld dropped on the page opens', async () => {
     const row = worlds().find((r) => r.name === 'rbedrock_example3')!;
     const bytes = fs.readFileSync(path.join(worldsDir, 'rbedrock_example3.mcworld')).toString('base64');

@@ -809,6 +809,7 @@ const editor = new Editor(
     deleteBtn: $<HTMLButtonElement>('delete-chunks'),
     pruneBtn: $<HTMLButtonElement>('prune'),
     exportBtn: $<HTMLButtonElement>('export-mcworld'),
+    saveFolderBtn: $<HTMLButtonElement>('save-to-folder'),
     dialog: $<HTMLDialogElement>('confirm-dialog'),
     dialogText: $('confirm-text'),
     confirm: $<HTMLButtonElement>('confirm'),

@@ -16,6 +16,8 @@
 
 import type { Dimension, World } from 'strata-level/browser';
 
+import { NO_FOLDER_WRITES, canSaveToFolder, saveToFolder } from './save-folder.js';
+
 export type Rect = [number, number, number, number];
 
 /** Parses `x0,z0:x1,z1;…`; throws a message a person can act on. */
@@ -76,6 +78,7 @@ export class Editor {
       deleteBtn: HTMLButtonElement;
       pruneBtn: HTMLButtonElement;
       exportBtn: HTMLButtonElement;
+      saveFolderBtn: HTMLButtonElement;
       dialog: HTMLDialogElement;
       dialogText: HTMLElement;
       confirm: HTMLButtonElement;
@@ -105,6 +108,8 @@ export class Editor {
     els.deleteBtn.addEventListener('click', () => this.ask('delete'));
     els.pruneBtn.addEventListener('click', () => this.ask('prune'));
     els.exportBtn.addEventListener('click', () => void this.exportWorld());
+    els.saveFolderBtn.addEventListener('click', () => void this.saveFolder());
+    els.saveFolderBtn.dataset.supported = String(canSaveToFolder());
     els.confirm.addEventListener('click', () => {
       els.dialog.close();
       const run = this.pending;
@@ -291,6 +296,28 @@ export class Editor {
     } catch (e) {
       this.host.fail(e, 'saving the edits');
       return false;
+    } finally {
+      this.host.busy(false);
+    }
+  }
+
+  /** Saves (staged edits first) and writes the world into a folder the user picks. */
+  private async saveFolder(): Promise<void> {
+    if (!canSaveToFolder()) {
+      this.host.say(NO_FOLDER_WRITES, 'error');
+      return;
+    }
+    if (!(await this.save())) return;
+    const w = this.host.world();
+    if (!w) return;
+    this.host.busy(true);
+    try {
+      this.host.say('Writing the world into the folder…', 'busy');
+      const r = await saveToFolder(w, (n, total) => this.host.say(`Writing the world into the folder: ${n} of ${total} files…`, 'busy'));
+      this.host.say(`Saved the world into “${r.folder}”: ${r.files} files, ${r.bytes.toLocaleString('en')} bytes. Copy that folder into Minecraft's worlds folder to play it.`);
+    } catch (e) {
+      if ((e as { name?: string }).name === 'AbortError') this.host.say('No folder picked: nothing written.');
+      else this.host.fail(e, 'saving to a folder');
     } finally {
       this.host.busy(false);
     }

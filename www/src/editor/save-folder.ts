@@ -1,0 +1,50 @@
+// Saving the edited world back to a folder on disk where the browser allows it (the File
+// System Access API's `showDirectoryPicker({ mode: 'readwrite' })`: Chromium-based browsers).
+// The world is exported as the game would import it (`World.exportMcworld()`: compacted, so
+// deleted data is gone) and unpacked into the folder the user picked: every file written
+// through a writable stream, subfolders created; a folder that already holds files is refused
+// (a world is never overwritten by mistake). Elsewhere (Firefox, Safari) the page says why
+// and offers the .mcworld download instead.
+//
+// Invariants: nothing is written before the user picked a folder; the world in the page is
+// not changed; the result is the same bytes as the exported .mcworld's entries.
+
+import type { World } from 'strata-level/browser';
+
+import { unzipWorld } from '../unzip.js';
+
+type DirectoryPicker = (options: { mode: 'readwrite'; id?: string }) => Promise<FileSystemDirectoryHandle>;
+
+/** Whether this browser can write a folder the user picks. */
+export function canSaveToFolder(): boolean {
+  return typeof (window as unknown as { showDirectoryPicker?: unknown }).showDirectoryPicker === 'function';
+}
+
+export const NO_FOLDER_WRITES =
+  'This browser cannot write to a folder on disk (it has no File System Access API: Firefox and Safari do not offer one). Use “Export .mcworld” and import that file into Minecraft, or open the page in a Chromium-based browser.';
+
+/** Asks for a folder and writes the world into it; returns files and bytes written. */
+export async function saveToFolder(world: World, progress: (files: number, total: number) => void): Promise<{ folder: string; files: number; bytes: number }> {
+  const pick = (window as unknown as { showDirectoryPicker?: DirectoryPicker }).showDirectoryPicker;
+  if (!pick) throw new Error(NO_FOLDER_WRITES);
+  const dir = await pick({ mode: 'readwrite', id: 'strata-world' });
+  for await (const _ of (dir as unknown as { keys(): AsyncIterable<string> }).keys()) {
+    throw new Error(`“${dir.name}” is not empty: pick an empty folder (a world is never written over another one's files).`);
+  }
+  const zip = await world.exportMcworld();
+  const { files } = await unzipWorld(zip as Uint8Array<ArrayBuffer>);
+  let bytes = 0;
+  for (let i = 0; i < files.length; i++) {
+    const f = files[i]!;
+    const parts = f.name.split('/');
+    let d = dir;
+    for (const part of parts.slice(0, -1)) d = await d.getDirectoryHandle(part, { create: true });
+    const fh = await d.getFileHandle(parts[parts.length - 1]!, { create: true });
+    const w = await (fh as unknown as { createWritable(): Promise<{ write(data: Uint8Array): Promise<void>; close(): Promise<void> }> }).createWritable();
+    await w.write(f.data);
+    await w.close();
+    bytes += f.data.length;
+    progress(i + 1, files.length);
+  }
+  return { folder: dir.name, files: files.length, bytes };
+}
