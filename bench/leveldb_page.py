@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""LevelDB's own benchmark page (doc/benchmark.html, Google, July 2011: LevelDB, Kyoto
+Cabinet TreeDB, SQLite3) reproduced section by section as named scenarios, with every system
+Strata is compared with, in one run on this machine, through the db_bench harnesses
+(`strata bench`, bench/*_bench built by bench/leveldb_page.sh). The page's published figures
+(a 6-core Xeon X5650, ext3, 2011) are a reference column, not a target: the ratios that count
+are those measured here, in the same run.
+
+usage: leveldb_page.py BENCH_DIR RESULTS_BASE [--num N] [--engines a,b,...]
+"""
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ENGINES = ["strata", "leveldb", "rocksdb", "sqlite", "kyotocabinet", "lmdb"]
+NAMES = {"strata": "Strata", "leveldb": "LevelDB", "rocksdb": "RocksDB", "sqlite": "SQLite",
+         "kyotocabinet": "Kyoto TreeDB", "lmdb": "LMDB"}
+MB = 1 << 20
+
+# (section, scenario, workloads run in order, the one reported, flags, per-engine flags,
+#  published ops/sec {leveldb, kyotocabinet, sqlite} or None).
+SCENARIOS = [
+    ("1 Baseline", "A. sequential reads", "fillrandom,readseq", "readseq", {}, {}, (4_030_000, 1_010_000, 174_000)),
+    ("1 Baseline", "B. random reads", "fillrandom,readrandom", "readrandom", {}, {}, (129_000, 151_000, 134_000)),
+    ("1 Baseline", "C. sequential writes", "fillseq", "fillseq", {}, {}, (779_000, 342_000, 48_600)),
+    ("1 Baseline", "D. random writes", "fillrandom", "fillrandom", {}, {}, (164_000, 88_500, 9_860)),
+    ("2A Large values (1,000 x 100,000 B)", "sequential writes", "fillseq", "fillseq", {"num": 1000, "value_size": 100_000}, {}, (1_100, 1_000, 1_600)),
+    ("2A Large values (1,000 x 100,000 B)", "random writes", "fillrandom", "fillrandom", {"num": 1000, "value_size": 100_000}, {}, (480, 1_100, 1_600)),
+    ("2B Batch writes (1,000 batches of 1,000)", "sequential writes (entries/s)", "fillbatch", "fillbatch", {}, {}, (840_000, None, 124_000)),
+    ("2C Synchronous writes (10,000)", "random writes", "fillsync", "fillsync", {"num_scale": 10}, {}, (100, 8, 88)),
+    ("2D Compression off", "sequential writes", "fillseq", "fillseq", {"compression": "none"}, {}, (594_000, 485_000, 48_600)),
+    ("2D Compression off", "random writes", "fillrandom", "fillrandom", {"compression": "none"}, {}, (135_000, 159_000, 9_860)),
+    ("2E More memory (120 MB write buffer, 8 MB cache; others 128 MB cache)", "sequential writes", "fillseq", "fillseq",
+     {"write_buffer_size": 120 * MB, "cache_size": 8 * MB}, {"sqlite": {"cache_size": 128 * MB}, "kyotocabinet": {"cache_size": 128 * MB}}, (812_000, 321_000, 48_500)),
+    ("2E More memory (120 MB write buffer, 8 MB cache; others 128 MB cache)", "random writes", "fillrandom", "fillrandom",
+     {"write_buffer_size": 120 * MB, "cache_size": 8 * MB}, {"sqlite": {"cache_size": 128 * MB}, "kyotocabinet": {"cache_size": 128 * MB}}, (355_000, 284_000, 9_670)),
+    ("3A Larger caches (8 MB write buffer, 120 MB cache; others 128 MB)", "sequential reads", "fillrandom,readseq", "readseq",
+     {"write_buffer_size": 8 * MB, "cache_size": 120 * MB}, {"sqlite": {"cache_size": 128 * MB}, "kyotocabinet": {"cache_size": 128 * MB}}, (5_210_000, 1_070_000, 210_000)),
+    ("3A Larger caches (8 MB write buffer, 120 MB cache; others 128 MB)", "random reads", "fillrandom,readrandom", "readrandom",
+     {"write_buffer_size": 8 * MB, "cache_size": 120 * MB}, {"sqlite": {"cache_size": 128 * MB}, "kyotocabinet": {"cache_size": 128 * MB}}, (190_000, 463_000, 186_000)),
+    ("3B No compression reads", "sequential reads", "fillrandom,readseq", "readseq", {"compression": "none"}, {}, (4_880_000, 1_230_000, 174_000)),
+    ("3B No compression reads", "random reads", "fillrandom,readrandom", "readrandom", {"compression": "none"}, {}, (149_000, 175_000, 134_000)),
+    ("3C Random reads after compaction", "random reads", "fillrandom,compact,readrandom", "readrandom", {}, {}, None),
+]
+
+
+def run(engine, bench_dir, db, workloads, flags):
+    if engine == "strata":
+        cmd = [os.path.join("target", "release", "strata"), "bench"]
+    else:
+        cmd = [os.path.join(bench_dir, f"{engine}_bench")]
+    cmd += [f"--benchmarks={workloads}", f"--db={db}", "--json"]
+    cmd += [f"--{k}={v}" for k, v in flags.items()]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"{engine}: {' '.join(cmd)} failed: {out.stderr.strip()[-400:]}")
+    return [json.loads(l) for l in out.stdout.splitlines() if l.startswith("{")]
+
+
+def main():
+    bench_dir, base = sys.argv[1], sys.argv[2]
+    num = 1_000_000
+    engines = ENGINES
+    args = sys.argv[3:]
+    while args:
+        if args[0] == "--num":
+            num = int(args[1]); args = args[2:]
+        elif args[0] == "--engines":
+            engines = [e for e in args[1].split(",") if e]; args = args[2:]
+        else:
+            raise SystemExit(f"unknown option {args[0]}")
+    tmp = tempfile.mkdtemp(prefix="leveldb-page.")
+    results = []
+    try:
+        for section, name, workloads, report, flags, per_engine, published in SCENARIOS:
+            row = {"section": section, "scenario": name, "published": published, "ops": {}}
+            for e in engines:
+                f = {"num": num, "value_size": 100, "compression_ratio": 0.5, "compression": "snappy"}
+                f.update({k: v for k, v in flags.items() if k != "num_scale"})
+                if "num_scale" in flags:  # fillsync writes num/1000 entries: 10,000 at 1 M
+                    f["num"] = flags["num_scale"] * num
+                f.update(per_engine.get(e, {}))
+                db = os.path.join(tmp, e)
+                shutil.rmtree(db, ignore_errors=True)
+                for p in (db + ".kct",):
+                    if os.path.exists(p):
+                        os.remove(p)
+                lines = run(e, bench_dir, db, workloads, f)
+                got = [l for l in lines if l["benchmark"] == report]
+                if got:
+                    ops = got[-1]["ops"] / got[-1]["seconds"] if got[-1]["seconds"] > 0 else None
+                    row["ops"][e] = ops
+                print(f"[leveldb-page] {section} / {name}: {e} {row['ops'].get(e, '-')}", file=sys.stderr)
+                shutil.rmtree(db, ignore_errors=True)
+            results.append(row)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    fmt = lambda v: f"{v:,.0f}" if v else "-"
+    lines = [f"# LevelDB's benchmark page (2011), reproduced here: {num:,} entries of 100 B unless the scenario says otherwise", "",
+             f"Machine: {platform.machine()}, {os.cpu_count()} cores; one run. ops/s (batch: entries/s). "
+             "'2011' columns: the page's published figures (Xeon X5650, ext3), for reference only.", ""]
+    section = None
+    for r in results:
+        if r["section"] != section:
+            section = r["section"]
+            lines += ["", f"## {section}", "", "| scenario | 2011 LevelDB | 2011 TreeDB | 2011 SQLite | " + " | ".join(NAMES[e] for e in engines) + " | Strata/LevelDB | Strata/best other |",
+                      "|---|---:|---:|---:|" + "---:|" * len(engines) + "---:|---:|"]
+        pub = r["published"] or (None, None, None)
+        s = r["ops"].get("strata")
+        lv = r["ops"].get("leveldb")
+        others = [v for e, v in r["ops"].items() if e != "strata" and v]
+        best = max(others) if others else None
+        cells = [r["scenario"], fmt(pub[0]), fmt(pub[1]), fmt(pub[2])] + [fmt(r["ops"].get(e)) for e in engines]
+        cells += [f"{s / lv:.2f}" if s and lv else "-", f"{s / best:.2f}" if s and best else "-"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Guarantees differ (see bench/db_bench.sh's report): TreeDB and LMDB keep no write-ahead log; SQLite commits a transaction per write; "
+              "TreeDB has no batch writes (its row repeats single puts, as LevelDB's db_bench_tree_db.cc does)."]
+    text = "\n".join(lines)
+    print(text)
+    with open(base + ".md", "w") as f:
+        f.write(text + "\n")
+    with open(base + ".json", "w") as f:
+        json.dump({"num": num, "engines": engines, "scenarios": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
