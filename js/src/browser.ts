@@ -13,6 +13,7 @@
 import { Db, type Link, type OpenOptions } from './db.js';
 import { engineOptions } from './engine.js';
 import { StrataError, invalidArgument, toErrorShape, toStrataError, type ErrorShape } from './errors.js';
+import { canShareTabs, TabLink } from './tabs.js';
 import { openMcworldVia, openWorldVia, type World, type WorldOpenOptions } from './world.js';
 
 export * from './db.js';
@@ -191,6 +192,10 @@ export interface BrowserOpenOptions extends OpenOptions {
   /** Where the engine runs (default `auto`: in the calling dedicated worker when there is one,
    * otherwise in the package's worker). */
   engine?: EnginePlacement;
+  /** OPFS: share the database with the other tabs of this origin that open it (default
+   * true where Web Locks and BroadcastChannel exist): one tab runs the engine, the others
+   * forward their calls to it (see tabs.ts). `false`: a second tab gets LEVEL_LOCKED. */
+  shared?: boolean;
   /** OPFS: most sync access handles open at once (default 200, at least 64; Safari allows
    * about 250 per page). Tables beyond it are read through File snapshots. */
   maxHandles?: number;
@@ -202,12 +207,26 @@ export async function open(location: string, options: BrowserOpenOptions = {}): 
   if (typeof options !== 'object' || options === null) throw invalidArgument('options must be an object');
   const kind = options.storage ?? 'opfs';
   if (kind === 'host') throw invalidArgument("storage 'host' is only available in Node (a host cannot cross into the worker)");
-  const { engine: placement, maxHandles, ...rest } = options;
+  const { engine: placement, maxHandles, shared, ...rest } = options;
   if (maxHandles !== undefined && (!Number.isInteger(maxHandles) || maxHandles < 64)) {
     throw invalidArgument('maxHandles must be an integer >= 64');
   }
   // A picked folder is always read-only.
   const opts = engineOptions(kind === 'files' ? { ...rest, readOnly: true } : rest);
+  if (kind === 'opfs' && shared !== false && canShareTabs()) {
+    const t = await TabLink.open(location, async () => {
+      const l = await link(placement);
+      l.users += 1;
+      try {
+        const handle = (await l.call('open', [kind, location, opts, { maxHandles }])) as number;
+        return { link: l, handle };
+      } catch (e) {
+        l.release();
+        throw toStrataError(e);
+      }
+    });
+    return new Db(t, 0, location, rest);
+  }
   const l = await link(placement);
   l.users += 1;
   try {
@@ -218,6 +237,18 @@ export async function open(location: string, options: BrowserOpenOptions = {}): 
     l.release();
     throw toStrataError(e);
   }
+}
+
+/** Sharing across tabs of this context's open databases at `location`: for each, whether it
+ * runs the engine now, how many times it took the lead, how many calls it answered for others. */
+export function tabInfo(location: string): Array<{ leading: boolean; led: number; served: number }> {
+  return [...(TabLink.open_.get(location) ?? [])].map((t) => ({ leading: t.leading, led: t.stats.led, served: t.stats.served }));
+}
+
+/** Whether `db` (opened shared over OPFS) is the one running the engine for the tabs. */
+export function isLeading(db: Db): boolean {
+  const l = (db as unknown as { link?: unknown }).link;
+  return l instanceof TabLink && l.leading;
 }
 
 /** Deletes an OPFS database (it must be closed). */

@@ -10,9 +10,12 @@ export type ErrorCode =
   | 'LEVEL_DATABASE_NOT_OPEN'
   | 'LEVEL_INVALID_ARGUMENT'
   | 'LEVEL_NOT_SUPPORTED'
-  | 'LEVEL_ITERATOR_NOT_OPEN';
+  | 'LEVEL_ITERATOR_NOT_OPEN'
+  /** Browsers: the tab running a shared database's engine went away before answering. */
+  | 'LEVEL_CONNECTION_LOST';
 
 const CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  'LEVEL_CONNECTION_LOST',
   'LEVEL_NOT_FOUND',
   'LEVEL_CORRUPTION',
   'LEVEL_IO_ERROR',

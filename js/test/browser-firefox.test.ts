@@ -135,12 +135,12 @@ describe.skipIf(!haveFirefox)('the package in Firefox', () => {
     });
     expect(await run<string>(page, 'holdOpen')).toBe('held');
     const other = await newPage(browser);
-    expect(await run<string>(other, 'openCode', 'persist', {})).toBe('LEVEL_LOCKED');
+    expect(await run<string>(other, 'openCode', 'persist', { shared: false })).toBe('LEVEL_LOCKED');
     await page.close();
     page = other;
     let code = '';
     for (let attempt = 0; attempt < 50 && code !== 'opened'; attempt++) {
-      code = await run<string>(other, 'openCode', 'persist', {});
+      code = await run<string>(other, 'openCode', 'persist', { shared: false });
       if (code !== 'opened') await new Promise((r) => setTimeout(r, 200));
     }
     expect(code).toBe('opened');

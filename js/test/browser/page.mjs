@@ -1,7 +1,7 @@
 // Test functions run inside the page by browser.test.ts (through playwright's evaluate). Each
 // returns plain data that the Node side asserts exactly.
 
-import { open, importIntoOpfs, destroy, exportFromOpfs } from '/pkg/dist/browser.js';
+import { open, importIntoOpfs, destroy, exportFromOpfs, tabInfo, isLeading } from '/pkg/dist/browser.js';
 import { conformance } from '/test/shared/conformance.mjs';
 import { inflight } from '/test/shared/inflight.mjs';
 
@@ -208,6 +208,96 @@ window.strataTest = {
     return { count: all.length, first: all[0], sample, last };
   },
 
+  /** Three sharers of one database in this page (each its own link, as three tabs would be):
+   * writers on all three at once while the leader closes and rejoins `changes` times. Every
+   * acknowledged write must be there at the end; a call that saw the leader go retries. */
+  async leaderChanges(changes) {
+    const location = 'shared-model';
+    await destroy(location);
+    const dbs = await Promise.all([0, 1, 2].map(() => open(location)));
+    const acked = new Map();
+    let lostCalls = 0;
+    let stop = false;
+    const writer = async (w) => {
+      for (let i = 0; !stop; i++) {
+        const key = `w${w}-${String(i).padStart(6, '0')}`;
+        for (;;) {
+          try {
+            await dbs[w].put(key, `v${w}-${i}`);
+            acked.set(key, `v${w}-${i}`);
+            break;
+          } catch (e) {
+            if (e.code === 'LEVEL_CONNECTION_LOST') { lostCalls++; continue; }
+            if (e.code === 'LEVEL_DATABASE_NOT_OPEN') { await new Promise((r) => setTimeout(r, 5)); continue; }
+            throw e;
+          }
+        }
+      }
+    };
+    const writers = [0, 1, 2].map((w) => writer(w));
+    const leads = [];
+    for (let c = 0; c < changes; c++) {
+      await new Promise((r) => setTimeout(r, 10));
+      let leader = -1;
+      for (let tries = 0; tries < 2000 && leader < 0; tries++) {
+        leader = dbs.findIndex((d) => isLeading(d));
+        if (leader < 0) await new Promise((r) => setTimeout(r, 5));
+      }
+      if (leader < 0) throw new Error('no sharer leads');
+      leads.push(leader);
+      // The leader leaves (its Db closed) and comes back as a follower.
+      const old = dbs[leader];
+      dbs[leader] = await open(location);
+      await old.close();
+    }
+    stop = true;
+    await Promise.all(writers);
+    const check = await open(location);
+    let present = 0;
+    let wrong = 0;
+    for (const [k, v] of acked) {
+      const got = await check.get(k, { valueEncoding: 'utf8' });
+      if (got === undefined) continue;
+      present++;
+      if (got !== v) wrong++;
+    }
+    const led = tabInfo(location).reduce((n, t) => n + t.led, 0);
+    await Promise.all([...dbs, check].map((d) => d.close()));
+    return { acked: acked.size, present, wrong, changes: leads.length, lostCalls, led };
+  },
+
+  /** Cross-tab: write `n` keys here (this tab's prefix) on the shared database, recording
+   * every acknowledged key; a call that saw the leader go is retried. */
+  async tabWrite(prefix, n) {
+    window.sharedDb ??= await open('shared-tabs');
+    window.acked ??= [];
+    for (let i = 0; i < n; i++) {
+      const key = `${prefix}-${String(i).padStart(6, '0')}`;
+      for (;;) {
+        try {
+          await window.sharedDb.put(key, `value-${key}`);
+          window.acked.push(key);
+          break;
+        } catch (e) {
+          if (e.code !== 'LEVEL_CONNECTION_LOST') throw e;
+        }
+      }
+    }
+    return window.acked.length;
+  },
+
+  tabState() {
+    return { acked: window.acked?.length ?? 0, info: tabInfo('shared-tabs') };
+  },
+
+  async tabCheck(keys) {
+    window.sharedDb ??= await open('shared-tabs');
+    let present = 0;
+    for (const k of keys) if ((await window.sharedDb.get(k, { valueEncoding: 'utf8' })) === `value-${k}`) present++;
+    const all = (await window.sharedDb.iterator({ keys: true, values: false }).all()).length;
+    return { present, all };
+  },
+
   /** Opens `persist` and keeps it open (for the cross-tab lock test). */
   async holdOpen() {
     window.held = await open('persist');
@@ -226,10 +316,10 @@ window.strataTest = {
 
   /** Two opens of one database in the same worker. */
   async sameWorkerLock() {
-    const db = await open('lock-same');
-    const second = await this.openCode('lock-same', {});
+    const db = await open('lock-same', { shared: false });
+    const second = await this.openCode('lock-same', { shared: false });
     await db.close();
-    const third = await this.openCode('lock-same', {});
+    const third = await this.openCode('lock-same', { shared: false });
     return { second, third };
   },
 

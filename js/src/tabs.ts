@@ -1,0 +1,258 @@
+// Sharing an OPFS database between the tabs (and windows and workers) of one origin. OPFS
+// lets one worker hold a database's files, so one tab LEADS: it holds the Web Lock
+// `strata-db:<location>` for as long as it keeps the database open (a lock is released by the
+// browser when its tab closes or crashes), runs the engine, and answers the others' calls
+// arriving on the BroadcastChannel of the same name. Every tab that opens the database queues
+// for the lock; the first in the queue leads next.
+//
+// Invariants:
+// - A call is answered by the leader it was sent to, or rejected with LEVEL_CONNECTION_LOST
+//   when leadership changes before its answer arrives (it may or may not have been applied;
+//   an acknowledged write always was, and survives: the engine's own guarantees). Never a hang.
+// - The leader substitutes its own database handle (and keeps the ids of iterators and
+//   snapshots it hands out; they die with it).
+// - A new leader opens the database again, retrying LEVEL_LOCKED while the previous leader's
+//   worker releases its handles (asynchronously, within about a second), then announces itself.
+
+import type { Link } from './db.js';
+import { StrataError, toErrorShape, toStrataError, type ErrorShape } from './errors.js';
+
+/** Operations whose first argument is a cursor id, not the database handle. */
+const CURSOR_OPS = new Set(['nextv', 'seek', 'closeIterator']);
+const LEADER_WAIT_MS = 15_000;
+
+type Msg =
+  | { t: 'hello'; from: string }
+  | { t: 'leader'; id: string }
+  | { t: 'bye'; id: string }
+  | { t: 'call'; from: string; leader: string; id: number; op: string; args: unknown[] }
+  | { t: 'reply'; to: string; id: number; ok: boolean; value?: unknown; error?: ErrorShape };
+
+interface Pending {
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+  leader: string;
+}
+
+/** Opens the engine's database for this tab when it leads: its link and handle. */
+export type OpenEngine = () => Promise<{ link: Link; handle: number }>;
+
+function lost(): StrataError {
+  return new StrataError('LEVEL_CONNECTION_LOST', "the tab that ran the database's engine went away before answering; the call may or may not have been applied");
+}
+
+/** Whether this context can share databases across tabs. */
+export function canShareTabs(): boolean {
+  return typeof BroadcastChannel === 'function' && typeof navigator !== 'undefined' && typeof navigator.locks?.request === 'function';
+}
+
+export class TabLink implements Link {
+  /** The open links of this context, by location (for `tabInfo`). */
+  static readonly open_ = new Map<string, Set<TabLink>>();
+  readonly id = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+  private readonly channel: BroadcastChannel;
+  private leader: string | undefined;
+  private mine: { link: Link; handle: number } | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private waiters: Array<() => void> = [];
+  private readonly abort = new AbortController();
+  private unlock: (() => void) | undefined;
+  private closed = false;
+  private leadError: unknown;
+  /** Calls this tab answered for others, and leaderships it took (tests read these). */
+  readonly stats = { served: 0, led: 0 };
+
+  private constructor(
+    readonly location: string,
+    private readonly openEngine: OpenEngine,
+  ) {
+    this.channel = new BroadcastChannel(`strata-db:${location}`);
+    this.channel.onmessage = (ev: MessageEvent<Msg>) => this.onMessage(ev.data);
+    let set = TabLink.open_.get(location);
+    if (!set) TabLink.open_.set(location, (set = new Set()));
+    set.add(this);
+  }
+
+  /** Joins (or starts) the sharing of `location`; resolves once some tab leads. */
+  static async open(location: string, openEngine: OpenEngine): Promise<TabLink> {
+    const t = new TabLink(location, openEngine);
+    t.queueForLead();
+    t.post({ t: 'hello', from: t.id });
+    try {
+      await t.leaderKnown();
+    } catch (e) {
+      t.shutdown();
+      throw e;
+    }
+    return t;
+  }
+
+  /** Whether this tab runs the engine now. */
+  get leading(): boolean {
+    return this.mine !== undefined;
+  }
+
+  private post(m: Msg): void {
+    this.channel.postMessage(m);
+  }
+
+  private queueForLead(): void {
+    navigator.locks
+      .request(`strata-db:${this.location}`, { signal: this.abort.signal }, async () => {
+        if (this.closed) return;
+        try {
+          this.mine = await this.openWithRetry();
+        } catch (e) {
+          // This tab cannot run the engine (e.g. the database does not exist): it stops
+          // queueing, and its open fails with the engine's error.
+          this.leadError = e;
+          this.wake();
+          return;
+        }
+        if (this.closed) {
+          await this.mine.link.call('close', [this.mine.handle]).catch(() => {});
+          this.mine = undefined;
+          return;
+        }
+        this.stats.led += 1;
+        this.setLeader(this.id);
+        this.post({ t: 'leader', id: this.id });
+        await new Promise<void>((resolve) => (this.unlock = resolve));
+      })
+      .catch(() => {
+        // Aborted (closed before leading): nothing to do.
+      });
+  }
+
+  private async openWithRetry(): Promise<{ link: Link; handle: number }> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        return await this.openEngine();
+      } catch (e) {
+        // The previous leader's worker releases its OPFS handles asynchronously.
+        if ((e as { code?: string }).code !== 'LEVEL_LOCKED' || Date.now() > deadline) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
+  private setLeader(id: string | undefined): void {
+    if (this.leader === id) return;
+    this.leader = id;
+    // Calls sent to any other leader will not be answered.
+    for (const [n, p] of this.pending) {
+      if (p.leader !== id) {
+        this.pending.delete(n);
+        p.reject(lost());
+      }
+    }
+    this.wake();
+  }
+
+  private wake(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+
+  private leaderKnown(): Promise<void> {
+    const deadline = Date.now() + LEADER_WAIT_MS;
+    return new Promise<void>((resolve, reject) => {
+      const check = (): void => {
+        if (this.leadError !== undefined) return reject(toStrataError(this.leadError));
+        if (this.closed) return reject(new StrataError('LEVEL_DATABASE_NOT_OPEN', 'Database is not open'));
+        if (this.leader !== undefined) return resolve();
+        if (Date.now() > deadline) return reject(new StrataError('LEVEL_CONNECTION_LOST', 'no tab could run the database within 15 s'));
+        this.waiters.push(check);
+        setTimeout(() => this.wake(), 250);
+      };
+      check();
+    });
+  }
+
+  private onMessage(m: Msg): void {
+    if (this.closed) return;
+    switch (m.t) {
+      case 'hello':
+        if (this.mine) this.post({ t: 'leader', id: this.id });
+        break;
+      case 'leader':
+        if (m.id !== this.id) this.setLeader(m.id);
+        break;
+      case 'bye':
+        if (m.id === this.leader) this.setLeader(undefined);
+        break;
+      case 'call':
+        if (this.mine && m.leader === this.id) void this.serve(m);
+        break;
+      case 'reply': {
+        if (m.to !== this.id) break;
+        const p = this.pending.get(m.id);
+        if (!p) break;
+        this.pending.delete(m.id);
+        if (m.ok) p.resolve(m.value);
+        else p.reject(toStrataError(m.error));
+        break;
+      }
+    }
+  }
+
+  private async serve(m: Extract<Msg, { t: 'call' }>): Promise<void> {
+    const mine = this.mine!;
+    this.stats.served += 1;
+    try {
+      // A follower's close only detaches it; the database stays open for the others.
+      const value = m.op === 'close' ? undefined : await mine.link.call(m.op, CURSOR_OPS.has(m.op) ? m.args : [mine.handle, ...m.args.slice(1)]);
+      this.post({ t: 'reply', to: m.from, id: m.id, ok: true, value });
+    } catch (e) {
+      this.post({ t: 'reply', to: m.from, id: m.id, ok: false, error: toErrorShape(e) });
+    }
+  }
+
+  async call(op: string, args: unknown[]): Promise<unknown> {
+    if (this.closed) throw new StrataError('LEVEL_DATABASE_NOT_OPEN', 'Database is not open');
+    if (op === 'close') {
+      await this.close();
+      return undefined;
+    }
+    if (!this.mine && this.leader === undefined) await this.leaderKnown();
+    const mine = this.mine;
+    if (mine) return mine.link.call(op, CURSOR_OPS.has(op) ? args : [mine.handle, ...args.slice(1)]);
+    const leader = this.leader!;
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, leader });
+      this.post({ t: 'call', from: this.id, leader, id, op, args });
+    });
+  }
+
+  /** Leaves the sharing: a leader closes its engine's database and lets the next tab lead. */
+  private async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const mine = this.mine;
+    this.mine = undefined;
+    try {
+      if (mine) await mine.link.call('close', [mine.handle]);
+    } finally {
+      if (mine) {
+        mine.link.release?.();
+        this.post({ t: 'bye', id: this.id });
+      }
+      this.shutdown();
+    }
+  }
+
+  private shutdown(): void {
+    this.closed = true;
+    TabLink.open_.get(this.location)?.delete(this);
+    this.abort.abort();
+    this.unlock?.();
+    for (const p of this.pending.values()) p.reject(new StrataError('LEVEL_DATABASE_NOT_OPEN', 'Database is not open'));
+    this.pending.clear();
+    this.wake();
+    this.channel.close();
+  }
+}
