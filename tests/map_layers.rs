@@ -188,3 +188,72 @@ fn layers_of_a_real_world() {
     );
     assert!(MapLayer::parse("caves", Some(1)).is_err());
 }
+
+/// A world with one chunk visited a million blocks away: no pixel per chunk fits, so a pixel
+/// covers several chunks; every chunk is accounted for (drawn, sampled out, or without surface).
+#[test]
+fn far_flung_chunks_draw_with_several_chunks_per_pixel() {
+    if common::skip_without_worlds("far_flung_chunks_draw_with_several_chunks_per_pixel") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("w");
+    common::copy_dir(&common::worlds_dir().join("amulet_1_16"), &root);
+    common::copy_dir(
+        &common::worlds_dir().join("amulet_1_16").join("db"),
+        &root.join("db"),
+    );
+    {
+        let db = strata::Db::open_path(
+            root.join("db").to_str().unwrap(),
+            strata::Options::bedrock(),
+        )
+        .unwrap();
+        // Version records (tag 0x2C) of chunks (62500, -62500) and (-62500, 62500): a
+        // million blocks out.
+        for (x, z) in [(62_500i32, -62_500i32), (-62_500, 62_500)] {
+            let mut key = x.to_le_bytes().to_vec();
+            key.extend_from_slice(&z.to_le_bytes());
+            key.push(0x2C);
+            db.put(&strata::WriteOptions::default(), &key, &[40])
+                .unwrap();
+        }
+        db.close().unwrap();
+    }
+    let world = World::open(Arc::new(FsStorage::new()), root.to_str().unwrap()).unwrap();
+    let db = world.db();
+    let n = keys::chunk_positions(db, 0).unwrap().len() as u64;
+    let opts = |cpp| MapOptions {
+        dimension: 0,
+        pixels_per_chunk: 1,
+        chunks_per_pixel: cpp,
+        max_pixels: 4 << 20,
+        ..MapOptions::default()
+    };
+    let err = render_map(db, &opts(1)).unwrap_err();
+    assert!(
+        err.to_string().contains("125001×125001 map exceeds"),
+        "{err}"
+    );
+    let image = render_map(db, &opts(64)).unwrap();
+    assert_eq!((image.width, image.height), (1954, 1954)); // ceil(125,001 / 64)
+    assert_eq!(image.chunks_indexed, n);
+    assert_eq!(
+        image.chunks_drawn
+            + image.chunks_sampled_out
+            + image.chunks_without_surface
+            + image.chunks_failed,
+        n
+    );
+    assert_eq!(image.chunks_without_surface, 2); // the two far chunks have no surface record
+    assert!(image.chunks_drawn >= 1 && image.opaque_pixels() == image.chunks_drawn);
+    assert!(render_map(db, &opts(3)).is_err());
+    assert!(render_map(
+        db,
+        &MapOptions {
+            pixels_per_chunk: 2,
+            ..opts(4)
+        }
+    )
+    .is_err());
+}

@@ -34,7 +34,7 @@ export interface WasmDatabase {
   // Bedrock worlds (src/wasm/world.rs).
   worldSummary(): string;
   chunkList(dimension: number): Int32Array;
-  renderMap(dimension: number, pixelsPerChunk: number, layer?: string, y?: number): WasmMapImage;
+  renderMap(dimension: number, pixelsPerChunk: number, layer?: string, y?: number, chunksPerPixel?: number): WasmMapImage;
   surfaceTiles(dimension: number, coords: Int32Array): Uint8Array;
   chunkRecords(dimension: number, x: number, z: number): string;
   recordNbt(key: Uint8Array): string | undefined;
@@ -63,6 +63,10 @@ export interface WasmMapImage {
   chunksDrawn: number;
   chunksFailed: number;
   chunksWithoutSurface: number;
+  /** Chunks per pixel side (1 unless asked; then `pixelsPerChunk` is 1 / it). */
+  chunksPerPixel: number;
+  /** Chunks not read because another chunk of their pixel was drawn. */
+  chunksSampledOut: number;
   /** The layer drawn: relief, surface, height, biome, slime or cave. */
   layer: MapLayer;
   /** Slime chunks among the dimension's chunks (Bedrock's rule), whatever the layer. */
@@ -329,8 +333,8 @@ export class Engine {
     return this.db(h).chunkList(dimension);
   }
 
-  renderMap(h: number, dimension: number, pixelsPerChunk: number, layer?: string, y?: number): WasmMapImage {
-    return this.db(h).renderMap(dimension, pixelsPerChunk, layer, y);
+  renderMap(h: number, dimension: number, pixelsPerChunk: number, layer?: string, y?: number, chunksPerPixel?: number): WasmMapImage {
+    return this.db(h).renderMap(dimension, pixelsPerChunk, layer, y, chunksPerPixel);
   }
 
   surfaceTiles(h: number, dimension: number, coords: Int32Array): Uint8Array {

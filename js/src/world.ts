@@ -197,7 +197,7 @@ export class World {
   /** A top-down map; `pixelsPerChunk` 1, 2, 4, 8 or 16; `layer` `relief` (default: biome
    * colour shaded by height), `surface` (real top blocks), `height`, `biome`, `slime` or
    * `cave` (the first block at or below `y`, which it needs). */
-  async map(options: { dimension?: Dimension; pixelsPerChunk?: number; layer?: MapLayer; y?: number } = {}): Promise<MapImage> {
+  async map(options: { dimension?: Dimension; pixelsPerChunk?: number; chunksPerPixel?: number; layer?: MapLayer; y?: number } = {}): Promise<MapImage> {
     const dimension = options.dimension ?? 0;
     checkDimension(dimension);
     const ppc = options.pixelsPerChunk ?? 16;
@@ -210,7 +210,11 @@ export class World {
     if (options.y !== undefined && (!Number.isInteger(options.y) || Math.abs(options.y) > 4096)) {
       throw invalidArgument('y must be an integer between -4096 and 4096');
     }
-    return (await this.call('renderMap', [dimension, ppc, layer, options.y])) as MapImage;
+    const cpp = options.chunksPerPixel ?? 1;
+    if (!Number.isInteger(cpp) || cpp < 1 || cpp > 1 << 20 || (cpp & (cpp - 1)) !== 0 || (cpp > 1 && ppc !== 1)) {
+      throw invalidArgument('chunksPerPixel must be a power of two up to 2^20, with pixelsPerChunk 1');
+    }
+    return (await this.call('renderMap', [dimension, ppc, layer, options.y, cpp])) as MapImage;
   }
 
   /** Real top-block colours of chunks: a 16×16 RGBA tile per chunk that has block data,

@@ -588,6 +588,27 @@ describe('world viewer in Chromium', () => {
     );
   });
 
+  test('a world with chunks a million blocks apart draws (several chunks per pixel far out)', async () => {
+    const dir = path.join(tempDir('far-world'), 'far');
+    fs.cpSync(path.join(worldsDir, 'amulet_1_16'), dir, { recursive: true });
+    // Version records of chunks (62500, -62500) and (-62500, 62500).
+    execFileSync(releaseCli, ['put', path.join(dir, 'db'), '0x24f40000dc0bffff2c', '0x28']);
+    execFileSync(releaseCli, ['put', path.join(dir, 'db'), '0xdc0bffff24f400002c', '0x28']);
+    const w = await openWorld(dir);
+    const api = await w.map({ dimension: 0, pixelsPerChunk: 1, chunksPerPixel: 64 });
+    const total = (await w.chunks(0)).length;
+    await w.close();
+    expect([api.width, api.height, api.chunksPerPixel]).toEqual([1954, 1954, 64]);
+    zipDir(dir, path.join(zips, 'far.mcworld'));
+    const shown = await openWith('#open-mcworld', path.join(zips, 'far.mcworld'));
+    expect(shown.state).toBe('ready');
+    expect(shown.chunks).toBe(String(api.chunksDrawn));
+    expect(shown.message).toBe(
+      `${api.chunksDrawn} of ${total} chunks drawn (far out, one pixel per 64×64 chunks: zoom in for every chunk). Click a chunk to inspect its records.`,
+    );
+    expect(await mapPixels()).toBeGreaterThan(0);
+  });
+
   test('a .mcworld dropped on the page opens', async () => {
     const row = worlds().find((r) => r.name === 'rbedrock_example3')!;
     const bytes = fs.readFileSync(path.join(worldsDir, 'rbedrock_example3.mcworld')).toString('base64');

@@ -83,6 +83,11 @@ pub struct MapOptions {
     pub layer: MapLayer,
     /// Pixels per chunk side: 16 (one per block), 8, 4, 2 or 1. Default 16.
     pub pixels_per_chunk: u32,
+    /// Chunks per pixel side (a power of two, default 1; above 1 needs `pixels_per_chunk`
+    /// 1): for dimensions whose chunks spread too far for a pixel each (a world with a chunk
+    /// visited a million blocks away). A pixel shows the first chunk of its square (in key
+    /// order) that has a surface, sampled at its centre column; the others are not read.
+    pub chunks_per_pixel: u32,
     /// Largest image accepted (width × height). Default 64 Mi pixels.
     pub max_pixels: u64,
 }
@@ -93,6 +98,7 @@ impl Default for MapOptions {
             dimension: 0,
             layer: MapLayer::Relief,
             pixels_per_chunk: 16,
+            chunks_per_pixel: 1,
             max_pixels: 64 << 20,
         }
     }
@@ -107,6 +113,10 @@ pub struct MapImage {
     /// Chunk coordinates of the top-left pixel.
     pub min_chunk: (i32, i32),
     pub pixels_per_chunk: u32,
+    /// Chunks per pixel side (1 unless the options asked for more).
+    pub chunks_per_pixel: u32,
+    /// Chunks not read because another chunk of their pixel's square was drawn.
+    pub chunks_sampled_out: u64,
     /// Chunks with a Version record in this dimension.
     pub chunks_indexed: u64,
     /// Chunks whose surface record decoded and was drawn.
@@ -342,6 +352,12 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
             "pixels per chunk must be 1, 2, 4, 8 or 16, not {ppc}"
         )));
     }
+    let cpp = options.chunks_per_pixel;
+    if !cpp.is_power_of_two() || cpp > 1 << 20 || (cpp > 1 && ppc != 1) {
+        return Err(Error::invalid_argument(format!(
+            "chunks per pixel must be a power of two up to 2^20 (with 1 pixel per chunk), not {cpp}"
+        )));
+    }
     let chunks = keys::chunk_positions(db, options.dimension)?;
     let (mut min_x, mut min_z, mut max_x, mut max_z) = (i32::MAX, i32::MAX, i32::MIN, i32::MIN);
     for &(x, z) in &chunks {
@@ -356,10 +372,14 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
     }
     let w_chunks = (max_x as i64 - min_x as i64 + 1) as u64;
     let h_chunks = (max_z as i64 - min_z as i64 + 1) as u64;
-    let (width, height) = (w_chunks * ppc as u64, h_chunks * ppc as u64);
+    let (width, height) = if cpp > 1 {
+        (w_chunks.div_ceil(cpp as u64), h_chunks.div_ceil(cpp as u64))
+    } else {
+        (w_chunks * ppc as u64, h_chunks * ppc as u64)
+    };
     if width.saturating_mul(height) > options.max_pixels {
         return Err(Error::invalid_argument(format!(
-            "a {width}×{height} map exceeds {} pixels: use fewer pixels per chunk",
+            "a {width}×{height} map exceeds {} pixels: use fewer pixels per chunk (or more chunks per pixel)",
             options.max_pixels
         )));
     }
@@ -373,6 +393,8 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
         rgba: vec![0u8; width * height * 4],
         min_chunk: (min_x, min_z),
         pixels_per_chunk: ppc,
+        chunks_per_pixel: cpp,
+        chunks_sampled_out: 0,
         chunks_indexed: chunks.len() as u64,
         chunks_drawn: 0,
         chunks_failed: 0,
@@ -390,6 +412,18 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
     for (n, &(x, z)) in chunks.iter().enumerate() {
         slime[n] = super::slime::is_slime_chunk(x, z);
         image.slime_chunks += slime[n] as u64;
+        // Far out (several chunks per pixel): the pixel's first chunk with a surface.
+        let pixel = (cpp > 1).then(|| {
+            let px = (x as i64 - min_x as i64) as usize / cpp as usize;
+            let pz = (z as i64 - min_z as i64) as usize / cpp as usize;
+            pz * width + px
+        });
+        if let Some(i) = pixel {
+            if image.rgba[i * 4 + 3] != 0 {
+                image.chunks_sampled_out += 1;
+                continue;
+            }
+        }
         let cols = match layer_columns(db, options.dimension, layer, x, z) {
             Ok(Some(c)) => c,
             Ok(None) => {
@@ -403,6 +437,26 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
             Err(e) => return Err(e),
         };
         image.chunks_drawn += 1;
+        if let Some(i) = pixel {
+            if let Some(col) = cols[8 * 16 + 8].or_else(|| cols.iter().flatten().next().copied()) {
+                heights[i] = col.height;
+                let mut c = col.colour;
+                if layer == MapLayer::Slime && slime[n] {
+                    c = [0, 1, 2]
+                        .map(|k| ((c[k] as u32 * 45 + [40u32, 220, 60][k] * 55) / 100) as u8);
+                }
+                image.rgba[i * 4..i * 4 + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
+                if let (MapLayer::Biome, Some(b)) = (layer, col.biome) {
+                    *biome_counts.entry(b).or_default() += 1;
+                }
+                if layer == MapLayer::Height {
+                    range = Some(
+                        range.map_or((col.y, col.y), |(lo, hi)| (lo.min(col.y), hi.max(col.y))),
+                    );
+                }
+            }
+            continue;
+        }
         let px0 = (x as i64 - min_x as i64) as usize * ppc as usize;
         let pz0 = (z as i64 - min_z as i64) as usize * ppc as usize;
         for pz in 0..ppc as usize {

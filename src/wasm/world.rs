@@ -179,9 +179,11 @@ impl Database {
         pixels_per_chunk: u32,
         layer: Option<String>,
         y: Option<i32>,
+        chunks_per_pixel: Option<u32>,
     ) -> Result<JsValue, JsValue> {
         check_dimension(dimension)?;
         let layer = MapLayer::parse(layer.as_deref().unwrap_or("relief"), y).map_err(js_err)?;
+        let cpp = chunks_per_pixel.unwrap_or(1);
         let db = self.db()?;
         let obj: JsValue = Object::new().into();
         let num = |k: &str, v: f64| set(&obj, k, JsValue::from_f64(v));
@@ -213,6 +215,7 @@ impl Database {
                 dimension,
                 layer,
                 pixels_per_chunk,
+                chunks_per_pixel: cpp,
                 max_pixels: MAX_MAP_PIXELS,
             },
         )
@@ -221,7 +224,13 @@ impl Database {
         num("height", image.height as f64);
         num("minChunkX", image.min_chunk.0 as f64);
         num("minChunkZ", image.min_chunk.1 as f64);
-        num("pixelsPerChunk", image.pixels_per_chunk as f64);
+        // Far out, a pixel covers several chunks: pixels per chunk is then a fraction.
+        num(
+            "pixelsPerChunk",
+            image.pixels_per_chunk as f64 / image.chunks_per_pixel as f64,
+        );
+        num("chunksPerPixel", image.chunks_per_pixel as f64);
+        num("chunksSampledOut", image.chunks_sampled_out as f64);
         num("chunksIndexed", image.chunks_indexed as f64);
         num("chunksDrawn", image.chunks_drawn as f64);
         num("chunksFailed", image.chunks_failed as f64);

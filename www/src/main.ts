@@ -341,16 +341,20 @@ async function drawMap(gen: number, w: World): Promise<void> {
   setState('loading');
   const chunks = await w.chunks(dimension);
   let ppc = 16;
+  let cpp = 1;
   if (chunks.length > 0) {
     const xs = chunks.map((c) => c[0]);
     const zs = chunks.map((c) => c[1]);
     const wChunks = Math.max(...xs) - Math.min(...xs) + 1;
     const hChunks = Math.max(...zs) - Math.min(...zs) + 1;
     while (ppc > 1 && wChunks * hChunks * ppc * ppc > MAX_MAP_PIXELS) ppc /= 2;
+    // Chunks spread too far for a pixel each (a chunk visited a million blocks away): several
+    // chunks per pixel far out; zoomed in, chunks still show their own tiles.
+    while (Math.ceil(wChunks / cpp) * Math.ceil(hChunks / cpp) > MAX_MAP_PIXELS) cpp *= 2;
   }
   const layer = layerSel.value as MapLayer;
   const y = Math.trunc(Number(yLevel.value) || 0);
-  const image = await w.map({ dimension, pixelsPerChunk: ppc, layer, y: layer === 'cave' ? y : undefined });
+  const image = await w.map({ dimension, pixelsPerChunk: ppc, chunksPerPixel: cpp, layer, y: layer === 'cave' ? y : undefined });
   if (gen !== generation || w !== world) return;
   const sameView = shown?.world === w && shown.dimension === dimension;
   shown = { world: w, dimension };
@@ -369,7 +373,9 @@ async function drawMap(gen: number, w: World): Promise<void> {
     if (Number.isFinite(x) && Number.isFinite(z) && Number.isFinite(zoom) && zoom! > 0) mapView.centerOn(x!, z!, zoom);
   }
   showLegend(image);
-  const failed = image.chunksFailed > 0 ? `, ${image.chunksFailed} could not be decoded` : '';
+  const failed =
+    (image.chunksFailed > 0 ? `, ${image.chunksFailed} could not be decoded` : '') +
+    (image.chunksPerPixel > 1 ? ` (far out, one pixel per ${image.chunksPerPixel}×${image.chunksPerPixel} chunks: zoom in for every chunk)` : '');
   say(`${image.chunksDrawn} of ${chunks.length} chunks drawn${failed}. Click a chunk to inspect its records.`);
   setState('ready');
 }

@@ -500,7 +500,18 @@ fn chunks(raw: &[String]) -> CliResult {
 }
 
 fn map(raw: &[String]) -> CliResult {
-    let args = Args::parse(raw, &["out", "dimension", "scale", "layer", "y"], &[])?;
+    let args = Args::parse(
+        raw,
+        &[
+            "out",
+            "dimension",
+            "scale",
+            "layer",
+            "y",
+            "chunks-per-pixel",
+        ],
+        &[],
+    )?;
     let [path] = args.positionals(&["WORLD"])? else {
         unreachable!()
     };
@@ -522,6 +533,7 @@ fn map(raw: &[String]) -> CliResult {
         dimension: dimension(&args)?,
         layer,
         pixels_per_chunk: u32::try_from(args.number("scale")?.unwrap_or(16)).unwrap_or(0),
+        chunks_per_pixel: u32::try_from(args.number("chunks-per-pixel")?.unwrap_or(1)).unwrap_or(0),
         ..MapOptions::default()
     };
     let image = render_map(world.db(), &options)?;
