@@ -93,6 +93,14 @@ for (const [name, make, available] of drivers) {
       await driver?.close();
     });
 
+    test('a shared open of a missing database fails with the engine\'s code, at once', async () => {
+      const tab = await driver.newTab();
+      const t0 = Date.now();
+      expect(await tab.run('openCode', 'shared-missing', { createIfMissing: false })).toBe('LEVEL_NOT_FOUND');
+      expect(Date.now() - t0).toBeLessThan(5000);
+      await tab.close();
+    });
+
     test('100 leader changes among three sharers writing at once: every acknowledged write is there', async () => {
       const tab = await driver.newTab();
       const r = await tab.run<{ acked: number; present: number; wrong: number; changes: number; lostCalls: number; led: number }>('leaderChanges', 100);
