@@ -184,6 +184,7 @@ export function terminateWorker(reason = 'cancelled'): boolean {
   shared = undefined;
   if (!l) return false;
   l.terminate(new StrataError('LEVEL_DATABASE_NOT_OPEN', `the engine's worker was terminated: ${reason}`));
+  TabLink.abandonAll(l);
   return true;
 }
 

@@ -228,6 +228,21 @@ export class TabLink implements Link {
     });
   }
 
+  /** The engine behind `link` is gone (its worker was terminated): every sharer of this
+   * context that led through it stops leading at once (its calls reject; the next tab in the
+   * queue leads) instead of answering with a dead engine. */
+  static abandonAll(link: Link): void {
+    for (const set of TabLink.open_.values()) {
+      for (const t of [...set]) {
+        if (t.mine?.link === link) {
+          t.mine = undefined;
+          t.post({ t: 'bye', id: t.id });
+          t.shutdown();
+        }
+      }
+    }
+  }
+
   /** Leaves the sharing: a leader closes its engine's database and lets the next tab lead. */
   private async close(): Promise<void> {
     if (this.closed) return;

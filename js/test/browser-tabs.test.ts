@@ -101,6 +101,12 @@ for (const [name, make, available] of drivers) {
       await tab.close();
     });
 
+    test("the leader's worker terminated: its handle rejects, the database opens again at once", async () => {
+      const tab = await driver.newTab();
+      expect(await tab.run('leaderWorkerKilled')).toEqual({ wasLeading: true, oldCode: 'LEVEL_DATABASE_NOT_OPEN', value: '1', fast: true });
+      await tab.close();
+    });
+
     test('100 leader changes among three sharers writing at once: every acknowledged write is there', async () => {
       const tab = await driver.newTab();
       const r = await tab.run<{ acked: number; present: number; wrong: number; changes: number; lostCalls: number; led: number }>('leaderChanges', 100);

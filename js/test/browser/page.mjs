@@ -1,7 +1,7 @@
 // Test functions run inside the page by browser.test.ts (through playwright's evaluate). Each
 // returns plain data that the Node side asserts exactly.
 
-import { open, importIntoOpfs, destroy, exportFromOpfs, tabInfo, isLeading } from '/pkg/dist/browser.js';
+import { open, importIntoOpfs, destroy, exportFromOpfs, tabInfo, isLeading, terminateWorker } from '/pkg/dist/browser.js';
 import { conformance } from '/test/shared/conformance.mjs';
 import { inflight } from '/test/shared/inflight.mjs';
 
@@ -264,6 +264,28 @@ window.strataTest = {
     const led = tabInfo(location).reduce((n, t) => n + t.led, 0);
     await Promise.all([...dbs, check].map((d) => d.close()));
     return { acked: acked.size, present, wrong, changes: leads.length, lostCalls, led };
+  },
+
+  /** The worker of a leading sharer is terminated: the old handle says so, and the database
+   * opens again at once (the dead leader stepped down). */
+  async leaderWorkerKilled() {
+    const location = 'shared-killed';
+    const db = await open(location);
+    await db.put('a', '1', { sync: true });
+    const wasLeading = isLeading(db);
+    terminateWorker('test');
+    let oldCode = 'none';
+    try {
+      await db.get('a');
+    } catch (e) {
+      oldCode = e.code;
+    }
+    const t0 = performance.now();
+    const again = await open(location);
+    const value = await again.get('a', { valueEncoding: 'utf8' });
+    const reopenMs = performance.now() - t0;
+    await again.close();
+    return { wasLeading, oldCode, value, fast: reopenMs < 5000 };
   },
 
   /** Cross-tab: write `n` keys here (this tab's prefix) on the shared database, recording
