@@ -14,7 +14,7 @@ import { Db, type Link, type OpenOptions } from './db.js';
 import { engineOptions } from './engine.js';
 import { StrataError, invalidArgument, toErrorShape, toStrataError, type ErrorShape } from './errors.js';
 import { canShareTabs, TabLink } from './tabs.js';
-import { openMcworldVia, openWorldVia, type World, type WorldOpenOptions } from './world.js';
+import { openMcworldVia, openWorldVia, World, type WorldOpenOptions } from './world.js';
 
 export * from './db.js';
 export { StrataError, type ErrorCode } from './errors.js';
@@ -309,8 +309,27 @@ export async function exportFromOpfs(
 /** Opens the Bedrock world in folder `location` in the worker, read-only unless
  * `{ writable: true }`. Default storage:
  * OPFS; `storage: 'files'` with `files` opens a picked folder in place. */
-export async function openWorld(location: string, options: WorldOpenOptions & { engine?: EnginePlacement } = {}): Promise<World> {
-  const { engine: placement, ...rest } = options;
+export async function openWorld(location: string, options: WorldOpenOptions & { engine?: EnginePlacement; shared?: boolean } = {}): Promise<World> {
+  const { engine: placement, shared: share, ...rest } = options;
+  if ((rest.storage ?? 'opfs') === 'opfs' && share !== false && canShareTabs() && typeof location === 'string' && location !== '') {
+    // Shared with this origin's other tabs that open the same world the same way (read-only
+    // and writable opens share separately: a tab that wants to edit needs its own engine).
+    const writable = rest.writable === true;
+    const { writable: _w, ...engineRest } = rest;
+    const dbOptions = { ...engineRest, readOnly: !writable, profile: 'bedrock' as const };
+    const opts = engineOptions(dbOptions);
+    const t = await TabLink.open(`world-${writable ? 'rw' : 'ro'}:${location}`, async () => {
+      const l = await link(placement);
+      l.users += 1;
+      try {
+        return { link: l, handle: (await l.call('openWorld', ['opfs', location, opts, undefined])) as number };
+      } catch (e) {
+        l.release();
+        throw toStrataError(e);
+      }
+    });
+    return new World(t, 0, new Db(t, 0, location, dbOptions), { location }, undefined, writable);
+  }
   const l = await link(placement);
   l.users += 1;
   return openWorldVia(l, location, rest, 'opfs');

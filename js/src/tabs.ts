@@ -19,6 +19,25 @@ import { StrataError, toErrorShape, toStrataError, type ErrorShape } from './err
 
 /** Operations whose first argument is a cursor id, not the database handle. */
 const CURSOR_OPS = new Set(['nextv', 'seek', 'closeIterator']);
+/** Reads with no state on the leader: a follower resends them to the next leader instead of
+ * rejecting with LEVEL_CONNECTION_LOST (writes, iterators and snapshots are not resent). */
+const RESENDABLE = new Set([
+  'get',
+  'getMany',
+  'scan',
+  'properties',
+  'dialect',
+  'recovery',
+  'worldSummary',
+  'chunkList',
+  'renderMap',
+  'surfaceTiles',
+  'chunkRecords',
+  'recordNbt',
+  'recordSnbt',
+  'levelDatSnbt',
+  'entities',
+]);
 const LEADER_WAIT_MS = 15_000;
 
 type Msg =
@@ -60,6 +79,8 @@ export class TabLink implements Link {
   private unlock: (() => void) | undefined;
   private closed = false;
   private leadError: unknown;
+  /** Whether another sharer ever announced itself (a handover is then what LEVEL_LOCKED means). */
+  private sawLeader = false;
   /** Calls this tab answered for others, and leaderships it took (tests read these). */
   readonly stats = { served: 0, led: 0 };
 
@@ -126,7 +147,10 @@ export class TabLink implements Link {
   }
 
   private async openWithRetry(): Promise<{ link: Link; handle: number }> {
-    const deadline = Date.now() + 10_000;
+    // After a leader, its worker releases the files within about a second (10 s allowed); with
+    // no leader ever seen, LEVEL_LOCKED means a holder outside the sharing (a `shared: false`
+    // open, or the other of read-only and writable): reported after a short grace.
+    const deadline = Date.now() + (this.sawLeader ? 10_000 : 1_000);
     for (;;) {
       try {
         return await this.openEngine();
@@ -179,7 +203,10 @@ export class TabLink implements Link {
         if (this.mine) this.post({ t: 'leader', id: this.id });
         break;
       case 'leader':
-        if (m.id !== this.id) this.setLeader(m.id);
+        if (m.id !== this.id) {
+          this.sawLeader = true;
+          this.setLeader(m.id);
+        }
         break;
       case 'bye':
         if (m.id === this.leader) this.setLeader(undefined);
@@ -217,9 +244,19 @@ export class TabLink implements Link {
       await this.close();
       return undefined;
     }
-    if (!this.mine && this.leader === undefined) await this.leaderKnown();
-    const mine = this.mine;
-    if (mine) return mine.link.call(op, CURSOR_OPS.has(op) ? args : [mine.handle, ...args.slice(1)]);
+    for (let attempt = 0; ; attempt++) {
+      if (!this.mine && this.leader === undefined) await this.leaderKnown();
+      const mine = this.mine;
+      if (mine) return mine.link.call(op, CURSOR_OPS.has(op) ? args : [mine.handle, ...args.slice(1)]);
+      try {
+        return await this.forward(op, args);
+      } catch (e) {
+        if ((e as { code?: string }).code !== 'LEVEL_CONNECTION_LOST' || !RESENDABLE.has(op) || attempt >= 3) throw e;
+      }
+    }
+  }
+
+  private forward(op: string, args: unknown[]): Promise<unknown> {
     const leader = this.leader!;
     const id = this.nextId++;
     return new Promise((resolve, reject) => {

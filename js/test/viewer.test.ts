@@ -609,6 +609,57 @@ describe('world viewer in Chromium', () => {
     expect(await mapPixels()).toBeGreaterThan(0);
   });
 
+  test('two tabs on the same world in browser storage share it; closing the tab that runs it leaves the other working', async () => {
+    const row = worlds().find((r) => r.name === 'amulet_1_16')!;
+    const want = { state: 'ready', entries: String(row.entries), crc32c: String(row.crc32c), chunks: '436' };
+    await page.check('#import-opfs');
+    expect((await openWith('#open-folder', path.join(worldsDir, 'amulet_1_16'))).state).toBe('ready');
+    await page.uncheck('#import-opfs');
+    // The main tab moves on to another world (it no longer holds this one).
+    expect((await openWith('#open-mcworld', path.join(zips, 'mcpe_0_11_mcedit_testdb.mcworld'))).state).toBe('ready');
+    const tab = async () => {
+      const p = await context.newPage();
+      p.on('pageerror', (e) => console.error('page error:', e));
+      await p.goto(`${origin}/`);
+      await p.waitForFunction(() => document.body.dataset.state === 'ready');
+      await p.click('#imported-list li[data-location="viewer/amulet_1_16"] .open-imported');
+      await p.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state ?? '') && document.getElementById('map')!.dataset.chunks !== undefined);
+      return p;
+    };
+    const shown = (p: Page) =>
+      p.evaluate(() => {
+        const s = document.getElementById('world-summary')!.dataset;
+        return { state: document.body.dataset.state, entries: s.entries, crc32c: s.crc32c, chunks: document.getElementById('map')!.dataset.chunks };
+      });
+    const first = await tab();
+    const second = await tab(); // shares the world through the first tab's engine
+    try {
+    expect(await shown(first)).toEqual(want);
+    expect(await shown(second)).toEqual(want);
+    await first.close();
+    // The second tab now runs the world itself: a chunk's records still open.
+    const w = await openWorld(path.join(worldsDir, 'amulet_1_16'));
+    const [x, z] = (await w.chunks(0))[0]!;
+    const names = (await w.chunkRecords(0, x, z)).map((r) => r.name);
+    await w.close();
+    const [cx, cy] = await second.evaluate(
+      ([bx, bz]) => (window as unknown as { strataViewer: { pointOf(x: number, z: number): [number, number] } }).strataViewer.pointOf(bx!, bz!),
+      [x * 16 + 8, z * 16 + 8],
+    );
+    const k = (await second.locator('#map').boundingBox())!.width / (await second.evaluate(() => (document.getElementById('map') as HTMLCanvasElement).width));
+    await second.locator('#map').click({ position: { x: cx * k, y: cy * k } });
+    await second.waitForSelector(`#inspector[data-chunk="0,${x},${z}"]`, { timeout: 20_000 });
+    expect(await second.$$eval('#records li', (lis) => lis.map((li) => (li as HTMLElement).dataset.name ?? ''))).toEqual(names);
+    } finally {
+      await first.close().catch(() => {});
+      await second.close().catch(() => {});
+      // Leave browser storage as the other tests expect it.
+      await page.evaluate(() => (document.body.dataset.state = 'idle'));
+      await page.click('#imported-list li[data-location="viewer/amulet_1_16"] .delete-imported');
+      await page.waitForFunction(() => document.querySelector('#imported-list li[data-location="viewer/amulet_1_16"]') === null);
+    }
+  });
+
   test('a .mcworld dropped on the page opens', async () => {
     const row = worlds().find((r) => r.name === 'rbedrock_example3')!;
     const bytes = fs.readFileSync(path.join(worldsDir, 'rbedrock_example3.mcworld')).toString('base64');
