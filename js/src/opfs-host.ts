@@ -597,8 +597,22 @@ export async function destroyOpfs(location: string): Promise<void> {
   if (last === undefined) return;
   try {
     for (const part of parts) dir = await dir.getDirectoryHandle(encodeURIComponent(part));
-    await dir.removeEntry(encodeURIComponent(last), { recursive: true });
   } catch (e) {
     if ((e as { name?: string }).name !== 'NotFoundError') throw e;
+    return;
+  }
+  // Handles closed just now (the database's close, or a terminated worker) release their
+  // locks asynchronously: a removal that finds a file still locked is retried for a moment.
+  const deadline = Date.now() + 3000;
+  for (;;) {
+    try {
+      await dir.removeEntry(encodeURIComponent(last), { recursive: true });
+      return;
+    } catch (e) {
+      const name = (e as { name?: string }).name;
+      if (name === 'NotFoundError') return;
+      if ((name !== 'NoModificationAllowedError' && name !== 'InvalidModificationError') || Date.now() > deadline) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 }
