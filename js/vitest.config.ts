@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config';
 // summary line. Under CI the worlds must be there.
 const worldsDir = process.env.STRATA_WORLDS ?? path.resolve(import.meta.dirname, '../../shared/worlds');
 const haveWorlds = fs.existsSync(path.join(worldsDir, 'MANIFEST.tsv'));
-const WORLD_SUITES = ['test/worlds.test.ts', 'test/world.test.ts', 'test/viewer.test.ts', 'test/editor.test.ts', 'test/firefox.test.ts', 'test/bedrock-provider.test.ts'];
+const WORLD_SUITES = ['test/worlds.test.ts', 'test/world.test.ts', 'test/viewer.test.ts', 'test/editor.test.ts', 'test/firefox.test.ts', 'test/webkit.test.ts', 'test/bedrock-provider.test.ts'];
 if (!haveWorlds) {
   if (process.env.CI) throw new Error(`CI: the real worlds are missing at ${worldsDir} (set STRATA_WORLDS)`);
   console.warn(

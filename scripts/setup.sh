@@ -102,6 +102,11 @@ if [ "$OS" = Linux ]; then
   if [ ! -x /usr/bin/firefox-esr ]; then
     say "installing firefox-esr (Debian)"; apt_install firefox-esr
   fi
+  # WebKit (js/test/webkit.test.ts): WebKitGTK's WebDriver and MiniBrowser, under a virtual X
+  # display; driven by npm selenium-webdriver. Debian's packages, never a downloaded browser.
+  if [ ! -x /usr/bin/WebKitWebDriver ] || ! command -v xvfb-run >/dev/null 2>&1; then
+    say "installing webkit2gtk-driver and xvfb (Debian)"; apt_install webkit2gtk-driver xvfb
+  fi
 fi
 
 # The npm package's dev tools (TypeScript, vitest, tape, playwright-core, binaryen, peers).
