@@ -23,7 +23,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type ElementHandle, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 
 import { tempDir, worlds, worldsDir, worldTest } from './helpers.js';
@@ -88,7 +88,7 @@ describe.skipIf(!haveFirefox)('the package in Firefox', () => {
     }
   });
 
-  worldTest('the folder picker: Chromium\'s test where BiDi can fill a folder input, else the exact refusal pinned', async () => {
+  worldTest("the folder picker: Chromium's test where BiDi can fill a folder input, else the exact refusal pinned", async () => {
     const w = worlds().find((r) => r.name === 'amulet_1_18_vanilla')!;
     const dir = path.join(tempDir('picked'), w.name);
     fs.mkdirSync(dir);
@@ -101,7 +101,7 @@ describe.skipIf(!haveFirefox)('the package in Firefox', () => {
       crc32c: w.crc32c,
       writeError: 'LEVEL_NOT_SUPPORTED',
     };
-    const input = (await page.$('#picker'))!;
+    const input = (await page.$('#picker')) as ElementHandle<HTMLInputElement>;
     const refused = await input.uploadFile(dir).then(
       () => undefined,
       (e: Error) => e.message,
