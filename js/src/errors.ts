@@ -65,8 +65,10 @@ const HOST_CODES: Readonly<Record<string, ErrorCode>> = {
   EROFS: 'LEVEL_NOT_SUPPORTED',
 };
 
-/** Hosts' codes for a full disk or an exhausted quota (kind `NoSpace`, code `LEVEL_IO_ERROR`). */
-const NO_SPACE: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'QuotaExceededError']);
+/** Hosts' codes for a full disk or an exhausted quota (kind `NoSpace`, code `LEVEL_IO_ERROR`);
+ * NS_ERROR_FILE_NO_DEVICE_SPACE is what Firefox's OPFS throws at the quota, where Chromium
+ * throws QuotaExceededError (the OPFS host maps it itself inside engine calls). */
+const NO_SPACE: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'QuotaExceededError', 'NS_ERROR_FILE_NO_DEVICE_SPACE']);
 
 /** Any thrown value as a `StrataError` (unknown failures become `LEVEL_IO_ERROR`). */
 export function toStrataError(err: unknown): StrataError {

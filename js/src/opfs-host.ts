@@ -26,6 +26,10 @@ import { hostError, type StorageHost } from './host.js';
 const HEADER = 4096;
 const MAGIC = 0x53_54_52_31; // "STR1"
 const SPARES_LOW = 24;
+/** What Firefox (153 ESR) throws from a sync access handle's truncate() to a larger size at the
+ * origin's quota: an exception with this name and no message, where Chromium throws
+ * QuotaExceededError. (Its write() at the quota writes nothing and returns 0.) */
+const FIREFOX_NO_SPACE = 'NS_ERROR_FILE_NO_DEVICE_SPACE';
 const SPARES_HIGH = 48;
 
 interface SyncHandle {
@@ -252,7 +256,7 @@ export class OpfsPool implements StorageHost {
   private writeJournal(): void {
     const text = this.pendingDeletes.filter((s) => s.gen > 0).map((s) => `${s.name} ${s.gen}\n`).join('');
     this.journal.truncate(0);
-    if (text !== '') this.journal.write(encoder.encode(text), { at: 0 });
+    if (text !== '') writeAll(this.journal, encoder.encode(text), 0);
     this.journal.flush();
   }
 
@@ -308,7 +312,7 @@ export class OpfsPool implements StorageHost {
     h.set(p, 16);
     view.setUint32(16 + p.length, fnv(h.subarray(0, 16 + p.length)), true);
     const handle = this.handleOf(slot);
-    handle.write(h, { at: 0 });
+    writeAll(handle, h, 0);
     handle.flush();
     slot.path = path;
     slot.gen = gen;
@@ -318,7 +322,7 @@ export class OpfsPool implements StorageHost {
     if (!slot.handle) {
       // Parked: named in the journal now (durable), deleted from OPFS by the next prepare().
       const line = encoder.encode(`${slot.name} ${slot.gen}\n`);
-      this.journal.write(line, { at: this.journal.getSize() });
+      writeAll(this.journal, line, this.journal.getSize());
       this.journal.flush();
       slot.path = '';
       this.pendingDeletes.push(slot);
@@ -421,6 +425,9 @@ export class OpfsPool implements StorageHost {
     if (!spare) throw hostError('EMFILE', 'OPFS pool has no spare file handles (too many files created in one call)');
     try {
       this.writeHeader(spare, path, ++this.gen);
+      // The file reaches its header's size here, so that running out of space (e.g. Firefox's
+      // truncate at the quota) leaves no file named in memory that is not on disk.
+      resize(this.handleOf(spare), HEADER);
     } catch (e) {
       // E.g. QuotaExceededError: the file was not created; the handle stays a spare (its
       // header, if written at all, is cleared so a reload does not see the file either).
@@ -447,11 +454,11 @@ export class OpfsPool implements StorageHost {
     } else if (!slot) {
       slot = this.createSlot(p);
     } else if (mode === 'w') {
-      this.handleOf(slot).truncate(HEADER);
+      resize(this.handleOf(slot), HEADER);
     } else {
       pos = Math.max(0, this.handleOf(slot).getSize() - HEADER);
     }
-    if (slot.handle && slot.handle.getSize() < HEADER) slot.handle.truncate(HEADER);
+    if (slot.handle && slot.handle.getSize() < HEADER) resize(slot.handle, HEADER);
     const writer = mode !== 'r';
     if (writer) slot.writers++;
     slot.used = ++this.tick;
@@ -486,15 +493,8 @@ export class OpfsPool implements StorageHost {
   write(fd: number, data: Uint8Array): void {
     const f = this.fd(fd);
     const handle = this.handleOf(f.slot);
-    let done = 0;
-    while (done < data.length) {
-      const n = handle.write(data.subarray(done), { at: HEADER + f.pos + done });
-      // Chromium throws QuotaExceededError when the origin's quota is exhausted; Firefox
-      // writes fewer bytes (none, at the limit) and throws nothing: the same condition.
-      if (n <= 0) throw hostError('ENOSPC', 'OPFS write made no progress: the origin\'s storage quota is exhausted (QuotaExceededError)');
-      done += n;
-    }
-    f.pos += done;
+    writeAll(handle, data, HEADER + f.pos);
+    f.pos += data.length;
   }
 
   sync(fd: number): void {
@@ -569,6 +569,35 @@ export class OpfsPool implements StorageHost {
   unlock(_token: unknown): void {}
 
   syncDir(_path: string): void {}
+}
+
+/** Writes all of `data` at `at`. Chromium throws QuotaExceededError when the origin's quota is
+ * exhausted; Firefox writes nothing, returns 0 and throws nothing: the same condition, reported
+ * as ENOSPC (kind NoSpace) naming what Firefox did. A write is never left silently short. */
+function writeAll(handle: SyncHandle, data: Uint8Array, at: number): void {
+  let done = 0;
+  while (done < data.length) {
+    const n = handle.write(data.subarray(done), { at: at + done });
+    if (n <= 0) {
+      throw hostError(
+        'ENOSPC',
+        `OPFS write() wrote 0 of ${data.length - done} bytes (Firefox's answer at the origin's quota; Chromium throws QuotaExceededError)`,
+      );
+    }
+    done += n;
+  }
+}
+
+/** truncate() to `size`, with Firefox's out-of-quota exception reported as ENOSPC. */
+function resize(handle: SyncHandle, size: number): void {
+  try {
+    handle.truncate(size);
+  } catch (e) {
+    if ((e as { name?: string }).name === FIREFOX_NO_SPACE) {
+      throw hostError('ENOSPC', `OPFS truncate() to ${size} bytes: ${FIREFOX_NO_SPACE} (Firefox's answer at the origin's quota)`);
+    }
+    throw e;
+  }
 }
 
 async function openHandle(fh: FileSystemFileHandle, location: string): Promise<SyncHandle> {

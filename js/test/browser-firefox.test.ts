@@ -6,16 +6,24 @@
 // turn from a page; the engine inside a dedicated worker). Same exact expected values.
 // Skipped, loudly, where Firefox is not installed (scripts/setup.sh installs it).
 //
-// Firefox differences found: its quota is lowered with a profile preference
-// (dom.quotaManager.temporaryStorage.fixedLimit, KiB) instead of Chromium's DevTools call; at
-// the limit its sync access handle writes fewer bytes instead of throwing QuotaExceededError
-// (the OPFS host now reports that as NoSpace too); WebDriver BiDi's input.setFiles refuses a
-// folder (NS_ERROR_FILE_IS_DIRECTORY), so the picked-folder storage gets the File objects a
-// picker would give, built in the page.
+// Firefox differences found (firefox-esr 153):
+// - Quota: no DevTools override; a fresh profile with dom.quotaManager.temporaryStorage.fixedLimit
+//   (KiB) gives the origin exactly that quota at 8 MiB (below 10 MiB the group limit is the
+//   whole limit; at 48 MiB it would be 10 MiB). At the quota a sync access handle's write()
+//   writes nothing and returns 0 instead of throwing QuotaExceededError, and truncate() to a
+//   larger size throws an exception named NS_ERROR_FILE_NO_DEVICE_SPACE (empty message). The
+//   OPFS host reports both as NoSpace (it said Io for the truncate, and ignored a refused header
+//   write, leaving a file named in memory but not on disk).
+// - Folder picker: BiDi's input.setFiles (remote/webdriver-bidi/modules/windowglobal/
+//   input.sys.mjs in omni.ja) makes each path a File with File.createFromFileName, which refuses
+//   a folder (NS_ERROR_FILE_IS_DIRECTORY), and hands the Files to mozSetFileArray, which gives
+//   no webkitRelativePath. So no automation here can fill a webkitdirectory input the way the
+//   picker does: the test pins both facts (and runs Chromium's picker test if they ever stop
+//   holding); the 'files' storage itself is tested with File objects built in the page.
 
 import fs from 'node:fs';
 import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type ElementHandle, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 
 import { tempDir, worlds, worldsDir, worldTest } from './helpers.js';
@@ -47,14 +55,8 @@ function run<T>(p: Page, fn: string, ...args: unknown[]): Promise<T> {
   ) as Promise<T>;
 }
 
-function launch(prefs: Record<string, unknown> = {}): Promise<Browser> {
-  return puppeteer.launch({
-    browser: 'firefox',
-    executablePath: FIREFOX,
-    headless: true,
-    userDataDir: tempDir('firefox-pkg-profile'),
-    extraPrefsFirefox: prefs,
-  });
+function launch(prefs: Record<string, unknown> = {}, userDataDir = tempDir('firefox-pkg-profile')): Promise<Browser> {
+  return puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX, headless: true, userDataDir, extraPrefsFirefox: prefs });
 }
 
 describe.skipIf(!haveFirefox)('the package in Firefox', () => {
@@ -86,7 +88,42 @@ describe.skipIf(!haveFirefox)('the package in Firefox', () => {
     }
   });
 
-  worldTest('a picked world folder (File objects as a picker gives them) opens read-only in place', async () => {
+  worldTest("the folder picker: Chromium's test where BiDi can fill a folder input, else the exact refusal pinned", async () => {
+    const w = worlds().find((r) => r.name === 'amulet_1_18_vanilla')!;
+    const dir = path.join(tempDir('picked'), w.name);
+    fs.mkdirSync(dir);
+    fs.cpSync(path.join(worldsDir, w.name, 'db'), path.join(dir, 'db'), { recursive: true });
+    const want = {
+      files: fs.readdirSync(path.join(dir, 'db')).length,
+      entries: w.entries,
+      keyBytes: w.keyBytes,
+      valueBytes: w.valueBytes,
+      crc32c: w.crc32c,
+      writeError: 'LEVEL_NOT_SUPPORTED',
+    };
+    const input = (await page.$('#picker')) as ElementHandle<HTMLInputElement>;
+    const refused = await input.uploadFile(dir).then(
+      () => undefined,
+      (e: Error) => e.message,
+    );
+    if (refused === undefined) {
+      // Firefox learnt to take a folder: the very test Chromium runs.
+      expect(await run<Record<string, unknown>>(page, 'pickedWorld')).toEqual(want);
+      return;
+    }
+    // input.setFiles makes a File of each path (File.createFromFileName): a folder is refused.
+    expect(refused).toContain(`Failed to add file ${dir} `);
+    expect(refused).toContain('NS_ERROR_FILE_IS_DIRECTORY');
+    // The folder's files one by one are taken, but as a flat selection (mozSetFileArray): no
+    // webkitRelativePath, so nothing says which folder they came from.
+    const names = fs.readdirSync(path.join(dir, 'db')).sort();
+    await input.uploadFile(...names.map((n) => path.join(dir, 'db', n)));
+    const got = await page.$eval('#picker', (e) => [...(e as HTMLInputElement).files!].map((f) => [f.name, f.webkitRelativePath]));
+    expect(got.sort()).toEqual(names.map((n) => [n, '']));
+    console.warn('!!! NOT TESTED in Firefox: the folder picker itself (WebDriver BiDi cannot fill a webkitdirectory input: NS_ERROR_FILE_IS_DIRECTORY)');
+  });
+
+  worldTest("the 'files' storage in place, with the File objects a picker gives built in the page", async () => {
     const w = worlds().find((r) => r.name === 'amulet_1_18_vanilla')!;
     expect(await run<Record<string, unknown>>(page, 'pickedWorldBuilt', w.name)).toEqual({
       files: fs.readdirSync(path.join(worldsDir, w.name, 'db')).length,
@@ -179,24 +216,62 @@ describe.skipIf(!haveFirefox)('the package in Firefox', () => {
     }
   });
 
-  test('an exhausted OPFS quota (a 48 MiB profile limit): NoSpace reaches the caller; every acknowledged write survives', async () => {
-    // Firefox has no DevTools quota override: a fresh profile whose temporary storage is capped.
-    const small = await launch({ 'dom.quotaManager.temporaryStorage.fixedLimit': 48 * 1024 });
+  test('an exhausted OPFS quota (an 8 MiB profile limit): NoSpace reaches the caller; every acknowledged write survives', async () => {
+    // Firefox has no DevTools quota override: a fresh profile whose temporary storage is capped
+    // at 8 MiB, which is then the origin's quota (Chromium's test leaves 8 MiB above usage).
+    const profile = tempDir('firefox-quota-profile');
+    let small = await launch({ 'dom.quotaManager.temporaryStorage.fixedLimit': 8 * 1024 }, profile);
+    let fill: { acked: number; error?: { code: string; kind?: string; message: string }; closeCode: string };
+    type Refused = { filled: number; error?: { code: string; kind?: string; message: string } };
+    let full: Refused;
+    let tight: Refused;
     try {
       const p = await newPage(small);
+      expect(await p.evaluate(async () => (await navigator.storage.estimate()).quota)).toBe(8 * 1024 * 1024);
       await run<number>(p, 'quotaOpen');
-      const fill = await run<{ acked: number; error?: { code: string; kind?: string; message: string }; closeCode: string }>(p, 'quotaFill');
+      fill = await run(p, 'quotaFill');
       console.log(`Firefox OPFS quota: ${fill.acked} synced 4 KiB puts acknowledged before: ${fill.error?.message}; close: ${fill.closeCode}`);
-      expect(fill.error?.code).toBe('LEVEL_IO_ERROR');
-      expect(fill.error?.kind).toBe('NoSpace');
-      expect(fill.acked).toBeGreaterThan(50);
-      expect(fill.acked).toBeLessThan(20_000);
-      // The profile's limit stays (Chromium's test lifts its override first): reopen read-only
-      // (the log is replayed in memory), which needs no space.
-      const check = await run<{ entries: number; present: number; mismatches: number }>(p, 'quotaCheck', fill.acked, true);
+      // What is left filled with a plain file, then a new database: its first file's header
+      // (35 bytes: 20 + its path) cannot be written (Firefox: write() returns 0) ...
+      full = await run(p, 'quotaFullOpen', 0, 'quota-full');
+      // ... and with 512 bytes given back, the header fits but the file cannot reach the 4 KiB
+      // header size (Firefox: truncate() throws NS_ERROR_FILE_NO_DEVICE_SPACE).
+      tight = await run(p, 'quotaFullOpen', 512, 'quota-tight');
+      console.log(`Firefox OPFS quota, a new database: at 0 bytes left: ${full.error?.message}; at 512: ${tight.error?.message}`);
+    } finally {
+      await small.close();
+    }
+    expect(fill.error?.code).toBe('LEVEL_IO_ERROR');
+    expect(fill.error?.kind).toBe('NoSpace');
+    // Firefox's answer at its quota, named in the message: write() wrote nothing.
+    expect(fill.error?.message).toMatch(/OPFS write\(\) wrote 0 of \d+ bytes \(Firefox's answer at the origin's quota/);
+    // 8 MiB cannot hold 2,048 values of 4 KiB (the log alone would fill it), and holds far
+    // more than 50.
+    expect(fill.acked).toBeGreaterThan(50);
+    expect(fill.acked).toBeLessThan(2048);
+    expect(full.filled).toBeLessThan(64 * 1024);
+    expect(full.error).toEqual({
+      code: 'LEVEL_IO_ERROR',
+      kind: 'NoSpace',
+      message: "No space: lock quota-full/LOCK: OPFS write() wrote 0 of 35 bytes (Firefox's answer at the origin's quota; Chromium throws QuotaExceededError) (ENOSPC)",
+    });
+    expect(tight.error).toEqual({
+      code: 'LEVEL_IO_ERROR',
+      kind: 'NoSpace',
+      message: "No space: lock quota-tight/LOCK: OPFS truncate() to 4096 bytes: NS_ERROR_FILE_NO_DEVICE_SPACE (Firefox's answer at the origin's quota) (ENOSPC)",
+    });
+    // The limit lifted (the same profile relaunched without it), as Chromium's test lifts its
+    // override: a writable reopen finds every acknowledged put, and the databases whose open
+    // ran out of space open empty.
+    small = await launch({ 'dom.quotaManager.temporaryStorage.fixedLimit': -1 }, profile);
+    try {
+      const p = await newPage(small);
+      const check = await run<{ entries: number; present: number; mismatches: number }>(p, 'quotaCheck', fill.acked);
       expect(check.present).toBe(fill.acked);
       expect(check.mismatches).toBe(0);
       expect([fill.acked, fill.acked + 1]).toContain(check.entries);
+      expect(await run<number>(p, 'entriesIn', 'quota-full')).toBe(0);
+      expect(await run<number>(p, 'entriesIn', 'quota-tight')).toBe(0);
     } finally {
       await small.close();
     }

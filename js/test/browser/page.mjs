@@ -185,6 +185,35 @@ window.strataTest = {
     return { entries, present, mismatches };
   },
 
+  /** With the quota nearly exhausted (after quotaFill): fills the rest with a plain file but
+   * `leave` bytes (quota-filler.mjs), then opens a new database `location` there. Returns the
+   * filler's size and the open's error. */
+  async quotaFullOpen(leave, location) {
+    const filler = new Worker('/test/browser/quota-filler.mjs', { type: 'module' });
+    const filled = await new Promise((resolve, reject) => {
+      filler.onmessage = (e) => resolve(e.data);
+      filler.onerror = (e) => reject(new Error(`quota filler: ${e.message}`));
+      filler.postMessage(leave);
+    });
+    filler.terminate();
+    let error;
+    try {
+      const db = await open(location);
+      await db.close();
+    } catch (e) {
+      error = { code: e.code, kind: e.kind, message: e.message };
+    }
+    return { filled, error };
+  },
+
+  /** How many entries a database holds (opened writable, then closed). */
+  async entriesIn(location) {
+    const db = await open(location);
+    const n = (await db.iterator().all()).length;
+    await db.close();
+    return n;
+  },
+
   /** First half of the reload test: write and close. */
   async writeForReload() {
     await destroy('persist');
