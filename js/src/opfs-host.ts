@@ -367,6 +367,7 @@ export class OpfsPool implements StorageHost {
         slot.handle = null;
         slot.file = await (await this.dir.getFileHandle(slot.name)).getFile();
         excess--;
+        if (this.closed) return;
       }
     }
     // Spares beyond the high mark (files the engine removed while open) are deleted.
@@ -383,6 +384,12 @@ export class OpfsPool implements StorageHost {
       const name = `${this.nextName++}.sah`;
       const fh = await this.dir.getFileHandle(name, { create: true });
       const handle = await openHandle(fh, this.key);
+      if (this.closed) {
+        // The database was closed while this prepare() awaited (an idle step's prepare, say):
+        // a handle opened now would outlive the pool and keep its folder locked.
+        handle.close();
+        return;
+      }
       this.handles.add(handle);
       handle.truncate(0);
       this.spares.push({ name, handle, file: null, path: '', gen: 0, writers: 0, used: 0 });
