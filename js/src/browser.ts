@@ -202,20 +202,44 @@ export interface BrowserOpenOptions extends OpenOptions {
   maxHandles?: number;
 }
 
-/** Opens (by default creating) a database. Default storage: OPFS. */
+type BrowserStore = 'opfs' | 'idb';
+const STORES: ReadonlySet<string> = new Set(['opfs', 'idb']);
+
+/** The storage used when none is named: OPFS where the engine's worker can create sync access
+ * handles, IndexedDB otherwise (WebKitGTK, Safari before 15.2, Firefox private windows). */
+export async function defaultStorage(options: { engine?: EnginePlacement } = {}): Promise<BrowserStore> {
+  const l = await link(options.engine);
+  l.users += 1;
+  try {
+    return (await l.call('defaultStorage', [])) as BrowserStore;
+  } catch (e) {
+    throw toStrataError(e);
+  } finally {
+    l.release();
+  }
+}
+
+/** `storage` as given, or the default one of this browser. */
+async function storageOf(storage: string | undefined, placement: EnginePlacement | undefined): Promise<string> {
+  return storage ?? defaultStorage({ engine: placement });
+}
+
+/** Opens (by default creating) a database. Default storage: OPFS, or IndexedDB where OPFS sync
+ * access handles are missing (`db.storage` says which). */
 export async function open(location: string, options: BrowserOpenOptions = {}): Promise<Db> {
   if (typeof location !== 'string' || location === '') throw invalidArgument('location must be a non-empty string');
   if (typeof options !== 'object' || options === null) throw invalidArgument('options must be an object');
-  const kind = options.storage ?? 'opfs';
-  if (kind === 'host') throw invalidArgument("storage 'host' is only available in Node (a host cannot cross into the worker)");
-  const { engine: placement, maxHandles, shared, ...rest } = options;
+  if (options.storage === 'host') throw invalidArgument("storage 'host' is only available in Node (a host cannot cross into the worker)");
+  const { engine: placement, maxHandles, shared, ...given } = options;
+  const kind = (await storageOf(given.storage, placement)) as NonNullable<OpenOptions['storage']>;
+  const rest = { ...given, storage: kind };
   if (maxHandles !== undefined && (!Number.isInteger(maxHandles) || maxHandles < 64)) {
     throw invalidArgument('maxHandles must be an integer >= 64');
   }
   // A picked folder is always read-only.
   const opts = engineOptions(kind === 'files' ? { ...rest, readOnly: true } : rest);
-  if (kind === 'opfs' && shared !== false && canShareTabs()) {
-    const t = await TabLink.open(location, async () => {
+  if (STORES.has(kind) && shared !== false && canShareTabs()) {
+    const t = await TabLink.open(kind === 'opfs' ? location : `${kind}:${location}`, async () => {
       const l = await link(placement);
       l.users += 1;
       try {
@@ -252,12 +276,13 @@ export function isLeading(db: Db): boolean {
   return l instanceof TabLink && l.leading;
 }
 
-/** Deletes an OPFS database (it must be closed). */
-export async function destroy(location: string, options: { engine?: EnginePlacement } = {}): Promise<void> {
+/** Deletes a database in browser storage (it must be closed; default storage as for `open`). */
+export async function destroy(location: string, options: { engine?: EnginePlacement; storage?: BrowserStore } = {}): Promise<void> {
+  const kind = await storageOf(options.storage, options.engine);
   const l = await link(options.engine);
   l.users += 1;
   try {
-    await l.call('destroy', [location]);
+    await l.call('destroy', [location, kind]);
   } catch (e) {
     throw toStrataError(e);
   } finally {
@@ -272,13 +297,14 @@ export async function destroy(location: string, options: { engine?: EnginePlacem
 export async function importIntoOpfs(
   location: string,
   files: ReadonlyArray<{ name: string; data: Uint8Array | Blob }>,
-  options: { engine?: EnginePlacement } = {},
+  options: { engine?: EnginePlacement; storage?: BrowserStore } = {},
 ): Promise<number> {
   if (!Array.isArray(files)) throw invalidArgument('files must be an array');
+  const kind = await storageOf(options.storage, options.engine);
   const l = await link(options.engine);
   l.users += 1;
   try {
-    return (await l.call('import', [location, files])) as number;
+    return (await l.call('import', [location, files, kind])) as number;
   } catch (e) {
     throw toStrataError(e);
   } finally {
@@ -292,13 +318,14 @@ export async function importIntoOpfs(
  * `{ files, bytes }`. What `importIntoOpfs` put in comes back byte-exact. */
 export async function exportFromOpfs(
   location: string,
-  options: { to?: FileSystemDirectoryHandle; engine?: EnginePlacement } = {},
+  options: { to?: FileSystemDirectoryHandle; engine?: EnginePlacement; storage?: BrowserStore } = {},
 ): Promise<Uint8Array | { files: number; bytes: number }> {
   if (typeof location !== 'string' || location === '') throw invalidArgument('location must be a non-empty string');
+  const kind = await storageOf(options.storage, options.engine);
   const l = await link(options.engine);
   l.users += 1;
   try {
-    return (await l.call('export', [location, options.to])) as Uint8Array | { files: number; bytes: number };
+    return (await l.call('export', [location, options.to, kind])) as Uint8Array | { files: number; bytes: number };
   } catch (e) {
     throw toStrataError(e);
   } finally {
@@ -310,29 +337,31 @@ export async function exportFromOpfs(
  * `{ writable: true }`. Default storage:
  * OPFS; `storage: 'files'` with `files` opens a picked folder in place. */
 export async function openWorld(location: string, options: WorldOpenOptions & { engine?: EnginePlacement; shared?: boolean } = {}): Promise<World> {
-  const { engine: placement, shared: share, ...rest } = options;
-  if ((rest.storage ?? 'opfs') === 'opfs' && share !== false && canShareTabs() && typeof location === 'string' && location !== '') {
+  const { engine: placement, shared: share, ...given } = options;
+  const kind = (await storageOf(given.storage, placement)) as NonNullable<WorldOpenOptions['storage']>;
+  const rest = { ...given, storage: kind };
+  if (STORES.has(kind) && share !== false && canShareTabs() && typeof location === 'string' && location !== '') {
     // Shared with this origin's other tabs that open the same world the same way (read-only
     // and writable opens share separately: a tab that wants to edit needs its own engine).
     const writable = rest.writable === true;
     const { writable: _w, ...engineRest } = rest;
     const dbOptions = { ...engineRest, readOnly: !writable, profile: 'bedrock' as const };
     const opts = engineOptions(dbOptions);
-    const t = await TabLink.open(`world-${writable ? 'rw' : 'ro'}:${location}`, async () => {
+    const t = await TabLink.open(`world-${writable ? 'rw' : 'ro'}:${kind === 'opfs' ? '' : `${kind}:`}${location}`, async () => {
       const l = await link(placement);
       l.users += 1;
       try {
-        return { link: l, handle: (await l.call('openWorld', ['opfs', location, opts, undefined])) as number };
+        return { link: l, handle: (await l.call('openWorld', [kind, location, opts, undefined])) as number };
       } catch (e) {
         l.release();
         throw toStrataError(e);
       }
     });
-    return new World(t, 0, new Db(t, 0, location, dbOptions), { location }, undefined, writable);
+    return new World(t, 0, new Db(t, 0, location, { ...dbOptions, storage: kind }), { location }, undefined, writable);
   }
   const l = await link(placement);
   l.users += 1;
-  return openWorldVia(l, location, rest, 'opfs');
+  return openWorldVia(l, location, rest, kind);
 }
 
 /** Opens a `.mcworld` (the zip's bytes), unpacked into the worker's memory; `writable` edits

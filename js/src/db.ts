@@ -123,6 +123,12 @@ export class Db {
     private readonly options: OpenOptions,
   ) {}
 
+  /** Where the database's files are (`opfs`, `idb`, `mem`, `fs`, `files`, `host`): in
+   * browsers, the default storage resolved at open (OPFS, or IndexedDB without OPFS). */
+  get storage(): StorageKind | undefined {
+    return this.options.storage;
+  }
+
   get status(): 'open' | 'closed' {
     return this.closed ? 'closed' : 'open';
   }

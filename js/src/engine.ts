@@ -96,8 +96,9 @@ export interface WasmModule {
   };
 }
 
-/** Which storage a database lives in (`host`: Node only, a caller-supplied `StorageHost`). */
-export type StorageKind = 'fs' | 'mem' | 'opfs' | 'files' | 'host';
+/** Which storage a database lives in (`host`: Node only, a caller-supplied `StorageHost`;
+ * `idb`: browsers, IndexedDB, the fallback where OPFS sync access handles are missing). */
+export type StorageKind = 'fs' | 'mem' | 'opfs' | 'idb' | 'files' | 'host';
 
 /** Engine-level open options (the wasm facade reads these names). */
 export interface EngineOptions {
@@ -166,10 +167,12 @@ export interface IteratorSpec {
 }
 
 /** A storage host for one database, with an optional async step run before each operation
- * (OPFS opens file handles ahead of need there) and a release when the database closes. */
+ * (OPFS opens file handles ahead of need there), one run after each (IndexedDB commits what
+ * the operation made durable before its caller hears), and a release when it closes. */
 export interface HostLease {
   host: StorageHost | undefined;
   prepare?(): Promise<void>;
+  settle?(): Promise<void>;
   release?(): Promise<void> | void;
 }
 
@@ -212,6 +215,18 @@ export class Engine {
     try {
       await lease.prepare?.();
       const db = opener(lease.host);
+      try {
+        await lease.settle?.();
+      } catch (e) {
+        try {
+          db.close();
+        } catch {
+          // the settle's error is the one to report
+        } finally {
+          db.free();
+        }
+        throw e;
+      }
       const handle = this.nextHandle++;
       this.dbs.set(handle, { db, lease, cursors: new Set(), idle: undefined });
       this.scheduleIdle(handle);
@@ -222,11 +237,9 @@ export class Engine {
     }
   }
 
-  /** Runs before an operation on `handle` when its host needs an async step (handles that
-   * are not databases, e.g. cursors, need none). */
-  async prepare(handle: number): Promise<void> {
-    const entry = this.dbs.get(handle);
-    if (entry?.lease.prepare) await entry.lease.prepare();
+  /** The storage lease of database `handle` (undefined for other handles, e.g. cursors). */
+  lease(handle: number): HostLease | undefined {
+    return this.dbs.get(handle)?.lease;
   }
 
   private entry(handle: number): OpenDb {

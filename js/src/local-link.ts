@@ -1,7 +1,7 @@
 // A `Link` that calls an in-process `Engine` directly (Node, and the worker side in browsers).
 
 import type { Link } from './db.js';
-import type { Engine } from './engine.js';
+import type { Engine, HostLease } from './engine.js';
 import { invalidArgument } from './errors.js';
 
 type Method = (...args: unknown[]) => unknown;
@@ -54,12 +54,32 @@ export function dispatch(engine: Engine, op: string, args: unknown[]): unknown {
   return (engine as unknown as Record<string, Method>)[op]!.apply(engine, args);
 }
 
+/** Runs one named operation with its database's storage steps around it: the host's prepare
+ * before (OPFS opens file handles), its settle after (IndexedDB commits what the operation
+ * made durable; its failure fails the operation). Synchronous when the host has neither (Node's
+ * hosts, memory). */
+export function runOp(engine: Engine, op: string, args: unknown[]): unknown {
+  const lease: HostLease | undefined = op === 'open' || op === 'openWorld' || typeof args[0] !== 'number' ? undefined : engine.lease(args[0]);
+  if (!lease || (!lease.prepare && !lease.settle)) return dispatch(engine, op, args);
+  return (async () => {
+    if (lease.prepare) {
+      const prepared = lease.prepare();
+      // A close goes ahead even when the storage cannot prepare (e.g. out of quota): it is
+      // what releases the database.
+      await (op === 'close' ? prepared.catch(() => {}) : prepared);
+    }
+    const value = await dispatch(engine, op, args);
+    if (op !== 'close' && lease.settle) await lease.settle();
+    return value;
+  })();
+}
+
 export class LocalLink implements Link {
   constructor(private readonly engine: Engine) {}
 
   call(op: string, args: unknown[]): Promise<unknown> {
     try {
-      return Promise.resolve(dispatch(this.engine, op, args));
+      return Promise.resolve(runOp(this.engine, op, args));
     } catch (e) {
       return Promise.reject(e);
     }

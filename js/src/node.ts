@@ -54,7 +54,7 @@ export async function open(location: string, options: OpenOptions = {}): Promise
   const e = getEngine();
   try {
     const handle = await e.open(kind, location, engineOptions(options), options.host);
-    return new Db(new LocalLink(e), handle, location, options);
+    return new Db(new LocalLink(e), handle, location, { ...options, storage: kind });
   } catch (err) {
     throw toStrataError(err);
   }

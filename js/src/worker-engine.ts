@@ -9,8 +9,9 @@
 import init, { Database, zipFiles } from '../wasm/strata.js';
 import { Engine, type HostLease, type StorageKind, type WasmModule } from './engine.js';
 import { FilePickerHost } from './file-picker-host.js';
-import { hostError } from './host.js';
-import { dispatch } from './local-link.js';
+import { hostError, type StorageHost } from './host.js';
+import { IdbHost } from './idb-host.js';
+import { runOp } from './local-link.js';
 import { OpfsPool, destroyOpfs, type OpfsOptions } from './opfs-host.js';
 
 async function hostFor(kind: StorageKind, location: string, extra: unknown): Promise<HostLease> {
@@ -21,6 +22,10 @@ async function hostFor(kind: StorageKind, location: string, extra: unknown): Pro
       const pool = await OpfsPool.open(location, (extra ?? {}) as OpfsOptions);
       return { host: pool, prepare: () => pool.prepare(), release: () => pool.release() };
     }
+    case 'idb': {
+      const host = await IdbHost.open(location);
+      return { host, settle: () => host.settle(), release: () => host.release() };
+    }
     case 'files': {
       const files = extra as ReadonlyArray<{ path: string; file: Blob }> | undefined;
       if (!Array.isArray(files)) throw hostError('EINVAL', "storage 'files' needs the picked files");
@@ -29,6 +34,40 @@ async function hostFor(kind: StorageKind, location: string, extra: unknown): Pro
     default:
       throw hostError('EINVAL', `storage '${kind}' is not available in a browser worker`);
   }
+}
+
+/** Names of OPFS failures that mean "no usable sync access handles here" (WebKitGTK:
+ * NotSupportedError "Backend does not support this operation", UnknownError in automation
+ * sessions; Firefox private windows: SecurityError). Any other failure (a quota, a lock) is
+ * OPFS working and reporting a real condition: it does not switch the storage. */
+const NO_OPFS = new Set(['NotSupportedError', 'UnknownError', 'SecurityError', 'TypeError', 'InvalidStateError']);
+
+let probed: Promise<'opfs' | 'idb'> | undefined;
+
+/** The storage a database gets when none is named: OPFS where a sync access handle can be
+ * created in this worker, IndexedDB otherwise. Decided once per worker. */
+export function defaultStorage(): Promise<'opfs' | 'idb'> {
+  probed ??= (async () => {
+    const g = globalThis as { FileSystemFileHandle?: { prototype: object }; indexedDB?: unknown; navigator?: { storage?: { getDirectory?: () => Promise<FileSystemDirectoryHandle> } } };
+    const idb = typeof g.indexedDB === 'object' && g.indexedDB !== null;
+    if (!g.FileSystemFileHandle || !('createSyncAccessHandle' in g.FileSystemFileHandle.prototype) || !g.navigator?.storage?.getDirectory) {
+      return idb ? 'idb' : 'opfs';
+    }
+    const name = `.strata-probe-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+    let root: FileSystemDirectoryHandle | undefined;
+    try {
+      root = await g.navigator.storage.getDirectory();
+      const fh = await root.getFileHandle(name, { create: true });
+      const h = await (fh as unknown as { createSyncAccessHandle(): Promise<{ close(): void }> }).createSyncAccessHandle();
+      h.close();
+      return 'opfs';
+    } catch (e) {
+      return idb && NO_OPFS.has((e as { name?: string })?.name ?? '') ? 'idb' : 'opfs';
+    } finally {
+      await root?.removeEntry(name).catch(() => {});
+    }
+  })();
+  return probed;
 }
 
 let ready: Promise<Engine> | undefined;
@@ -46,9 +85,11 @@ interface ImportFile {
   data: Uint8Array | Blob;
 }
 
-/** Writes files into an OPFS database folder (which must not be open), each synced. */
-async function importFiles(location: string, files: ImportFile[]): Promise<number> {
-  const pool = await OpfsPool.open(location);
+/** Writes files into a database folder in browser storage (OPFS or IndexedDB; the database
+ * must not be open), each synced. */
+async function importFiles(kind: StorageKind, location: string, files: ImportFile[]): Promise<number> {
+  const lease = await hostFor(kind, location, undefined);
+  const host = lease.host as StorageHost;
   let bytes = 0;
   try {
     const reader = new FileReaderSync();
@@ -57,46 +98,50 @@ async function importFiles(location: string, files: ImportFile[]): Promise<numbe
       if (typeof f?.name !== 'string' || f.name.split('/').some((part) => part === '' || part === '.' || part === '..')) {
         throw hostError('EINVAL', 'import: each file needs a relative name (no empty, . or .. parts)');
       }
-      await pool.prepare();
+      await lease.prepare?.();
       const data = f.data instanceof Uint8Array ? f.data : new Uint8Array(reader.readAsArrayBuffer(f.data));
-      const fd = pool.open(`${location}/${f.name}`, 'w');
+      const slash = f.name.lastIndexOf('/');
+      if (slash > 0) host.mkdir(`${location}/${f.name.slice(0, slash)}`);
+      const fd = host.open(`${location}/${f.name}`, 'w');
       try {
-        pool.write(fd, data);
-        pool.sync(fd);
+        host.write(fd, data);
+        host.sync(fd);
       } finally {
-        pool.close(fd);
+        host.close(fd);
       }
+      await lease.settle?.();
       bytes += data.length;
     }
   } finally {
-    await pool.release();
+    await lease.release?.();
   }
   return bytes;
 }
 
-/** A database folder's files out of OPFS (it must not be open): zipped (bytes), or written
- * file by file into `to` (subfolders created), which returns `{ files, bytes }`. */
-async function exportFiles(location: string, to: FileSystemDirectoryHandle | undefined): Promise<Uint8Array | { files: number; bytes: number }> {
-  const pool = await OpfsPool.open(location);
+/** A database folder's files out of browser storage (it must not be open): zipped (bytes),
+ * or written file by file into `to` (subfolders created), which returns `{ files, bytes }`. */
+async function exportFiles(kind: StorageKind, location: string, to: FileSystemDirectoryHandle | undefined): Promise<Uint8Array | { files: number; bytes: number }> {
+  const lease = await hostFor(kind, location, undefined);
+  const host = lease.host as OpfsPool | IdbHost;
   const prefix = `${location.replace(/\/+$/, '')}/`;
   const names: string[] = [];
   const datas: Uint8Array[] = [];
   try {
-    for (const path of pool.paths().sort()) {
+    for (const path of host.paths().sort()) {
       if (!path.startsWith(prefix)) continue;
-      await pool.prepare();
-      const fd = pool.open(path, 'r');
+      await lease.prepare?.();
+      const fd = host.open(path, 'r');
       try {
-        const data = new Uint8Array(pool.size(fd));
-        if (pool.read(fd, 0, data) !== data.length) throw hostError('EIO', `export: ${path} ended early`);
+        const data = new Uint8Array(host.size(fd));
+        if (host.read(fd, 0, data) !== data.length) throw hostError('EIO', `export: ${path} ended early`);
         names.push(path.slice(prefix.length));
         datas.push(data);
       } finally {
-        pool.close(fd);
+        host.close(fd);
       }
     }
   } finally {
-    await pool.release();
+    await lease.release?.();
   }
   if (!to) return zipFiles(names, datas as unknown as never);
   let bytes = 0;
@@ -125,15 +170,10 @@ export class WorkerEngine {
 
   private async runNow(op: string, args: unknown[]): Promise<unknown> {
     const e = await engine();
-    if (op === 'destroy') return destroyOpfs(args[0] as string);
-    if (op === 'import') return importFiles(args[0] as string, args[1] as ImportFile[]);
-    if (op === 'export') return exportFiles(args[0] as string, args[1] as FileSystemDirectoryHandle | undefined);
-    if (op !== 'open' && op !== 'openWorld' && typeof args[0] === 'number') {
-      // A close goes ahead even when the storage cannot prepare (e.g. out of quota): it is
-      // what releases the database.
-      const prepared = e.prepare(args[0]);
-      await (op === 'close' ? prepared.catch(() => {}) : prepared);
-    }
-    return dispatch(e, op, args);
+    if (op === 'defaultStorage') return defaultStorage();
+    if (op === 'destroy') return (args[1] ?? 'opfs') === 'idb' ? IdbHost.destroy(args[0] as string) : destroyOpfs(args[0] as string);
+    if (op === 'import') return importFiles((args[2] ?? 'opfs') as StorageKind, args[0] as string, args[1] as ImportFile[]);
+    if (op === 'export') return exportFiles((args[2] ?? 'opfs') as StorageKind, args[0] as string, args[1] as FileSystemDirectoryHandle | undefined);
+    return runOp(e, op, args);
   }
 }

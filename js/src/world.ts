@@ -388,7 +388,7 @@ export async function openWorldVia(
     link.release?.();
     throw toStrataError(e);
   }
-  const db = new Db(link, handle, location, { ...rest, readOnly: !writable, profile: 'bedrock' });
+  const db = new Db(link, handle, location, { ...rest, storage: kind, readOnly: !writable, profile: 'bedrock' });
   return new World(link, handle, db, { location, ...(mcworld ? { mcworld: mcworld.report } : {}) }, mcworld?.store, writable);
 }
 

@@ -177,6 +177,43 @@ describe('browser (dedicated worker)', () => {
     expect(code).toBe('opened');
   });
 
+  test('IndexedDB store (the fallback without OPFS): conformance, the in-flight model, reload, locks, an exhausted quota', async () => {
+    expect(await run<object>(page, 'storageInfo')).toEqual({ defaultStorage: 'opfs', reported: 'opfs' });
+    expect(await run<number>(page, 'conformance', 'idb')).toBe(27);
+    expect(await run<object>(page, 'inflight', 'idb')).toEqual({ writes: 2632, reads: 1369, iterators: 470, flushes: 83, snapshotReads: 4920, checks: 7007, entries: 197 });
+    expect(await run<number>(page, 'writeForReload', 'idb')).toBe(3001);
+    await page.reload();
+    await page.waitForFunction(() => document.title === 'ready');
+    expect(await run<object>(page, 'readAfterReload', 'idb')).toEqual({ count: 3001, first: ['key00000', 'value-0'.repeat(10)], sample: 'value-1234'.repeat(10), last: 'synced' });
+    expect(await run<string>(page, 'holdOpen', 'idb')).toBe('held');
+    const other = await newPage();
+    expect(await run<string>(other, 'openCode', 'persist', { shared: false, storage: 'idb' })).toBe('LEVEL_LOCKED');
+    await other.close();
+    await page.reload(); // the holder goes with its page
+    await page.waitForFunction(() => document.title === 'ready');
+    // The quota: Chromium counts IndexedDB in the same origin quota as OPFS.
+    const cdp = await context.newCDPSession(page);
+    const usage = await run<number>(page, 'quotaOpen', 'idb');
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: usage + 8 * 1024 * 1024 });
+    let fill: { acked: number; error?: { code: string; kind?: string; message: string }; closeCode: string };
+    try {
+      fill = await run(page, 'quotaFill');
+    } finally {
+      await cdp.send('Storage.overrideQuotaForOrigin', { origin });
+    }
+    console.log(`IndexedDB quota: ${fill.acked} synced 4 KiB puts acknowledged before: ${fill.error?.message}; close: ${fill.closeCode}`);
+    expect(fill.error?.code).toBe('LEVEL_IO_ERROR');
+    expect(fill.error?.kind).toBe('NoSpace');
+    expect(fill.error?.message).toMatch(/^IndexedDB flush: QuotaExceededError.*quota is exhausted$/);
+    // Chromium enforces IndexedDB's share of the quota lazily (its usage is measured after
+    // the fact), so far more than 8 MiB goes in before the refusal: no upper bound here.
+    expect(fill.acked).toBeGreaterThan(50);
+    const check = await run<{ entries: number; present: number; mismatches: number }>(page, 'quotaCheck', fill.acked);
+    expect(check.present).toBe(fill.acked);
+    expect(check.mismatches).toBe(0);
+    expect(check.entries).toBe(fill.acked); // the refused write never committed
+  });
+
   test('locks within one worker, and bad input', async () => {
     expect(await run<object>(page, 'sameWorkerLock')).toEqual({ second: 'LEVEL_LOCKED', third: 'opened' });
     expect(await run<object>(page, 'badInput')).toEqual({

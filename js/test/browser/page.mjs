@@ -1,7 +1,7 @@
 // Test functions run inside the page by browser.test.ts (through playwright's evaluate). Each
 // returns plain data that the Node side asserts exactly.
 
-import { open, importIntoOpfs, destroy, exportFromOpfs, tabInfo, isLeading, terminateWorker } from '/pkg/dist/browser.js';
+import { open, importIntoOpfs, destroy, exportFromOpfs, tabInfo, isLeading, terminateWorker, defaultStorage } from '/pkg/dist/browser.js';
 import { conformance } from '/test/shared/conformance.mjs';
 import { inflight } from '/test/shared/inflight.mjs';
 
@@ -123,14 +123,23 @@ window.strataTest = {
 
   async conformance(storage) {
     const location = `conformance-${storage}`;
-    if (storage === 'opfs') await destroy(location);
+    if (storage !== 'mem') await destroy(location, { storage });
     return conformance(open, location, { storage });
   },
 
   async inflight(storage) {
     const location = `inflight-${storage}`;
-    if (storage === 'opfs') await destroy(location);
+    if (storage !== 'mem') await destroy(location, { storage });
     return inflight(open, location, { storage });
+  },
+
+  /** The storage a database gets when none is named, and what `db.storage` reports. */
+  async storageInfo() {
+    const db = await open('storage-info');
+    const reported = db.storage;
+    await db.close();
+    await destroy('storage-info');
+    return { defaultStorage: await defaultStorage(), reported };
   },
 
   async storageUsage() {
@@ -139,9 +148,10 @@ window.strataTest = {
 
   /** Synced 4 KiB incompressible puts into OPFS (opened by quotaOpen) until the browser
    * refuses one (the test lowers the origin's quota first); returns how many were acknowledged and the error. */
-  async quotaOpen() {
-    await destroy('quota');
-    window.quotaDb = await open('quota', { writeBufferSize: 64 * 1024 });
+  async quotaOpen(storage) {
+    await destroy('quota', { storage });
+    window.quotaStorage = storage;
+    window.quotaDb = await open('quota', { writeBufferSize: 64 * 1024, storage });
     return (await navigator.storage.estimate()).usage;
   },
 
@@ -169,7 +179,7 @@ window.strataTest = {
   /** Reopens the quota database: every acknowledged put is there with its bytes. `readOnly`
    * where the quota is still exhausted (a writable open flushes the log into a table). */
   async quotaCheck(acked, readOnly = false) {
-    const db = await open('quota', { readOnly });
+    const db = await open('quota', { readOnly, storage: window.quotaStorage });
     let entries = 0;
     let mismatches = 0;
     for await (const [k, v] of db.iterator()) {
@@ -181,7 +191,7 @@ window.strataTest = {
     let present = 0;
     for (let i = 0; i < acked; i++) if ((await db.get(quotaKey(i))) !== undefined) present++;
     await db.close();
-    await destroy('quota');
+    await destroy('quota', { storage: window.quotaStorage });
     return { entries, present, mismatches };
   },
 
@@ -215,9 +225,9 @@ window.strataTest = {
   },
 
   /** First half of the reload test: write and close. */
-  async writeForReload() {
-    await destroy('persist');
-    const db = await open('persist');
+  async writeForReload(storage) {
+    await destroy('persist', { storage });
+    const db = await open('persist', { storage });
     const ops = [];
     for (let i = 0; i < 3000; i++) ops.push({ type: 'put', key: `key${String(i).padStart(5, '0')}`, value: `value-${i}`.repeat(10) });
     await db.batch(ops);
@@ -228,8 +238,8 @@ window.strataTest = {
   },
 
   /** Second half, after a page reload. */
-  async readAfterReload() {
-    const db = await open('persist', { createIfMissing: false, valueEncoding: 'utf8' });
+  async readAfterReload(storage) {
+    const db = await open('persist', { createIfMissing: false, valueEncoding: 'utf8', storage });
     const all = await db.iterator({ keyEncoding: 'utf8', valueEncoding: 'utf8' }).all();
     const sample = await db.get('key01234');
     const last = await db.get('last');
@@ -350,8 +360,8 @@ window.strataTest = {
   },
 
   /** Opens `persist` and keeps it open (for the cross-tab lock test). */
-  async holdOpen() {
-    window.held = await open('persist');
+  async holdOpen(storage) {
+    window.held = await open('persist', { storage });
     return 'held';
   },
 

@@ -1,0 +1,493 @@
+// The IndexedDB store: the fallback where OPFS sync access handles are missing (WebKitGTK
+// answers createSyncAccessHandle() with NotSupportedError, and its automation sessions answer
+// any OPFS call with UnknownError; older Safari has no OPFS at all). A database's files live in
+// this host's memory while it is open, loaded from IndexedDB at open, and go back to IndexedDB
+// in flushes.
+//
+// Invariants:
+// - One flush is ONE IndexedDB transaction holding every change since the previous flush, and
+//   its contents are captured synchronously, between two engine steps (engine calls are
+//   synchronous). So IndexedDB always holds the exact state of every file at one such moment:
+//   a crash or reload sees a state the engine could have crashed in, never a mix. Flushes run
+//   one at a time, in order.
+// - After an operation that made data durable (a file sync: a sync write's log, a table, the
+//   MANIFEST; a rename; a folder sync), the operation's promise resolves only once a flush
+//   taking it in has committed (`settle`, run by the worker after each call): an acknowledged
+//   synced write survives a reload. Unsynced writes are flushed soon after (IDLE_FLUSH_MS) and
+//   at close.
+// - A flush that fails (the origin's quota) is sticky: every later write fails with that
+//   error (reads go on), and IndexedDB keeps the last complete flush.
+// - One open per database across tabs and workers: a Web Lock `strata-idb:<location>` held
+//   while open (LEVEL_LOCKED when another context holds it).
+//
+// Layout (IndexedDB database `strata-files`): store `files`, path -> {size} or {dir: true};
+// store `chunks`, [path, index] -> the file's bytes [index*CHUNK, (index+1)*CHUNK).
+
+import { hostError, type StorageHost } from './host.js';
+
+const DB_NAME = 'strata-files';
+const CHUNK = 64 * 1024;
+const IDLE_FLUSH_MS = 100;
+
+interface MemFile {
+  data: Uint8Array;
+  size: number;
+  /** Chunk indexes written since the last flush. */
+  dirty: Set<number>;
+}
+
+interface Fd {
+  path: string;
+  file: MemFile;
+  pos: number;
+}
+
+interface LockManagerLike {
+  request(name: string, options: { ifAvailable: boolean }, cb: (lock: unknown) => Promise<void>): Promise<void>;
+}
+
+export interface IdbOptions {
+  /** The IndexedDB factory (default `indexedDB`; tests pass another). */
+  indexedDB?: IDBFactory;
+  /** Web Locks (default `navigator.locks` where it exists). */
+  locks?: LockManagerLike | null;
+}
+
+/** Databases open in this context (a second open is LEVEL_LOCKED even without Web Locks). */
+const openHere = new Set<string>();
+
+function normalize(path: string): string {
+  return path.split('/').filter((p) => p !== '' && p !== '.').join('/');
+}
+
+function parent(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i < 0 ? '' : path.slice(0, i);
+}
+
+function done(req: IDBRequest): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+}
+
+function committed(tx: IDBTransaction): Promise<void> {
+  return new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onabort = () => reject(tx.error ?? new DOMException('IndexedDB transaction aborted', 'AbortError'));
+    tx.onerror = (ev) => ev.preventDefault(); // the abort that follows reports it
+  });
+}
+
+function openIdb(factory: IDBFactory): Promise<IDBDatabase> {
+  return new Promise((resolve, reject) => {
+    const req = factory.open(DB_NAME, 1);
+    req.onupgradeneeded = () => {
+      const db = req.result;
+      if (!db.objectStoreNames.contains('files')) db.createObjectStore('files');
+      if (!db.objectStoreNames.contains('chunks')) db.createObjectStore('chunks');
+    };
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+    req.onblocked = () => reject(hostError('ELOCKED', 'IndexedDB strata-files is blocked by an older version open elsewhere'));
+  });
+}
+
+/** IndexedDB's errors as host errors (QuotaExceededError keeps its name: kind NoSpace). */
+function idbError(e: unknown, what: string): Error {
+  const name = (e as { name?: string })?.name;
+  const detail = (e as Error)?.message ?? String(e);
+  const message = `IndexedDB ${what}: ${name ?? 'Error'}${detail ? ` (${detail})` : ''}`;
+  if (name === 'QuotaExceededError') return hostError('ENOSPC', `${message}: the origin's storage quota is exhausted`);
+  return hostError('EIO', message);
+}
+
+/** The key range of every record under `prefix` (a database folder, with its trailing `/`). */
+function pathRange(prefix: string): IDBKeyRange {
+  return IDBKeyRange.bound(prefix, `${prefix}\uffff`);
+}
+
+function chunkRange(path: string): IDBKeyRange {
+  return IDBKeyRange.bound([path], [path, Infinity]);
+}
+
+export class IdbHost implements StorageHost {
+  private readonly files = new Map<string, MemFile>();
+  private readonly dirs = new Set<string>();
+  /** Paths whose stored records (meta and chunks) a flush deletes before writing. */
+  private readonly removed = new Set<string>();
+  /** Paths whose `files` record (size, or a folder) a flush writes. */
+  private readonly metaDirty = new Set<string>();
+  private readonly fds = new Map<number, Fd>();
+  private nextFd = 3;
+  private durable = false;
+  private failure: Error | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private closed = false;
+  /** Flushes committed, and bytes they wrote (tests and the benchmark page read these). */
+  readonly stats = { flushes: 0, bytes: 0 };
+
+  private constructor(
+    private readonly db: IDBDatabase,
+    readonly location: string,
+    private readonly unlockTab: () => void,
+  ) {}
+
+  /** Opens the database folder `location`: takes its lock and loads its files. */
+  static async open(location: string, options: IdbOptions = {}): Promise<IdbHost> {
+    const factory = options.indexedDB ?? (globalThis as { indexedDB?: IDBFactory }).indexedDB;
+    if (!factory) throw hostError('EROFS', 'this browser has neither OPFS sync access handles nor IndexedDB');
+    const key = normalize(location);
+    if (openHere.has(key)) throw hostError('ELOCKED', `${location} is already open in this worker`);
+    openHere.add(key);
+    let unlock = (): void => {};
+    try {
+      const locks = options.locks !== undefined ? options.locks : ((globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks ?? null);
+      if (locks) unlock = await holdLock(locks, `strata-idb:${key}`, location);
+      const db = await openIdb(factory);
+      const host = new IdbHost(db, key, unlock);
+      try {
+        await host.load();
+      } catch (e) {
+        db.close();
+        throw e;
+      }
+      return host;
+    } catch (e) {
+      unlock();
+      openHere.delete(key);
+      throw e;
+    }
+  }
+
+  /** Deletes every file of the database folder `location` (it must not be open). */
+  static async destroy(location: string, options: IdbOptions = {}): Promise<void> {
+    const host = await IdbHost.open(location, options);
+    try {
+      for (const p of [...host.files.keys()]) host.remove(p);
+      for (const d of [...host.dirs]) {
+        host.dirs.delete(d);
+        host.removed.add(d);
+      }
+      await host.flush();
+    } finally {
+      host.abandon();
+    }
+  }
+
+  private async load(): Promise<void> {
+    const prefix = `${this.location}/`;
+    const tx = this.db.transaction(['files', 'chunks'], 'readonly');
+    const files = tx.objectStore('files');
+    const chunks = tx.objectStore('chunks');
+    const [keys, metas, chunkKeys, chunkValues, self] = await Promise.all([
+      done(files.getAllKeys(pathRange(prefix))),
+      done(files.getAll(pathRange(prefix))),
+      done(chunks.getAllKeys(IDBKeyRange.bound([prefix], [`${prefix}\uffff`]))),
+      done(chunks.getAll(IDBKeyRange.bound([prefix], [`${prefix}\uffff`]))),
+      done(files.get(this.location)),
+    ]).catch((e) => {
+      throw idbError(e, 'load');
+    });
+    if ((self as { dir?: boolean } | undefined)?.dir) this.dirs.add(this.location);
+    const ks = keys as string[];
+    const ms = metas as Array<{ size?: number; dir?: boolean }>;
+    for (let i = 0; i < ks.length; i++) {
+      const m = ms[i]!;
+      if (m.dir) this.dirs.add(ks[i]!);
+      else this.files.set(ks[i]!, { data: new Uint8Array(m.size ?? 0), size: m.size ?? 0, dirty: new Set() });
+    }
+    const cks = chunkKeys as Array<[string, number]>;
+    const cvs = chunkValues as Uint8Array[];
+    for (let i = 0; i < cks.length; i++) {
+      const [path, index] = cks[i]!;
+      const f = this.files.get(path);
+      if (!f) continue; // a chunk past a flush that removed its file's record: not the file's
+      const bytes = cvs[i]!;
+      const at = index * CHUNK;
+      if (at >= f.size) continue;
+      f.data.set(bytes.subarray(0, Math.min(bytes.length, f.size - at)), at);
+    }
+  }
+
+  // --- flushing ---------------------------------------------------------------------------
+
+  /** Whether an operation since the last flush made data durable (a settle must flush). */
+  get pendingDurable(): boolean {
+    return this.durable;
+  }
+
+  /** Writes every change since the last flush to IndexedDB in one transaction; resolves once
+   * it committed. Flushes run in order; a failure is sticky. */
+  flush(): Promise<void> {
+    const next = this.chain.then(() => this.flushNow());
+    this.chain = next.catch(() => {});
+    return next;
+  }
+
+  /** Run after each engine operation: a durable change is flushed before the caller hears. */
+  async settle(): Promise<void> {
+    if (this.durable) await this.flush();
+  }
+
+  private async flushNow(): Promise<void> {
+    if (this.failure) throw this.failure;
+    if (this.removed.size === 0 && this.metaDirty.size === 0 && ![...this.files.values()].some((f) => f.dirty.size > 0)) {
+      this.durable = false;
+      return;
+    }
+    // Captured synchronously: the state of every file at this moment between engine steps.
+    let tx: IDBTransaction;
+    try {
+      tx = this.db.transaction(['files', 'chunks'], 'readwrite', { durability: 'strict' });
+    } catch (e) {
+      this.failure = idbError(e, 'flush');
+      throw this.failure;
+    }
+    const files = tx.objectStore('files');
+    const chunks = tx.objectStore('chunks');
+    let bytes = 0;
+    for (const p of this.removed) {
+      files.delete(p);
+      chunks.delete(chunkRange(p));
+    }
+    this.removed.clear();
+    for (const p of this.metaDirty) {
+      const f = this.files.get(p);
+      if (f) files.put({ size: f.size }, p);
+      else if (this.dirs.has(p)) files.put({ dir: true }, p);
+    }
+    this.metaDirty.clear();
+    for (const [p, f] of this.files) {
+      for (const i of f.dirty) {
+        const at = i * CHUNK;
+        if (at >= f.size) continue;
+        const part = f.data.slice(at, Math.min(f.size, at + CHUNK));
+        chunks.put(part, [p, i]);
+        bytes += part.length;
+      }
+      f.dirty.clear();
+    }
+    this.durable = false;
+    try {
+      await committed(tx);
+    } catch (e) {
+      this.failure = idbError(e, 'flush');
+      throw this.failure;
+    }
+    this.stats.flushes += 1;
+    this.stats.bytes += bytes;
+  }
+
+  private scheduleFlush(): void {
+    if (this.timer !== undefined || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (!this.closed) void this.flush().catch(() => {});
+    }, IDLE_FLUSH_MS);
+  }
+
+  /** Flushes, then closes the store and releases the lock. */
+  async release(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.flush();
+    } finally {
+      this.abandon();
+    }
+  }
+
+  /** Closes without flushing (what a crash leaves: the last committed flush). */
+  abandon(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.db.close();
+    this.unlockTab();
+    openHere.delete(this.location);
+  }
+
+  // --- the host contract ------------------------------------------------------------------
+
+  private writable(): void {
+    if (this.failure) throw this.failure;
+    if (this.closed) throw hostError('EIO', `${this.location}: the IndexedDB store is closed`);
+  }
+
+  private file(path: string): MemFile {
+    const f = this.files.get(normalize(path));
+    if (!f) throw hostError('ENOENT', `${path}: no such file`);
+    return f;
+  }
+
+  private fd(fd: number): Fd {
+    const f = this.fds.get(fd);
+    if (!f) throw hostError('EBADF', `bad file descriptor ${fd}`);
+    return f;
+  }
+
+  private create(p: string): MemFile {
+    const f: MemFile = { data: new Uint8Array(0), size: 0, dirty: new Set() };
+    this.files.set(p, f);
+    this.removed.add(p); // stale chunks of an earlier file of that name go
+    this.metaDirty.add(p);
+    this.scheduleFlush();
+    return f;
+  }
+
+  open(path: string, mode: 'r' | 'w' | 'a'): number {
+    const p = normalize(path);
+    let f = this.files.get(p);
+    if (mode === 'r') {
+      if (!f) throw hostError('ENOENT', `${path}: no such file`);
+    } else {
+      this.writable();
+      if (!f || mode === 'w') f = this.create(p);
+    }
+    const fd = this.nextFd++;
+    this.fds.set(fd, { path: p, file: f, pos: mode === 'a' ? f.size : 0 });
+    return fd;
+  }
+
+  read(fd: number, offset: number, buf: Uint8Array): number {
+    const f = this.fd(fd).file;
+    if (offset >= f.size) return 0;
+    const n = Math.min(buf.length, f.size - offset);
+    buf.set(f.data.subarray(offset, offset + n));
+    return n;
+  }
+
+  write(fd: number, data: Uint8Array): void {
+    this.writable();
+    const d = this.fd(fd);
+    const f = d.file;
+    if (this.files.get(d.path) !== f) throw hostError('EIO', `${d.path}: written after it was removed or replaced`);
+    const end = d.pos + data.length;
+    if (end > f.data.length) {
+      const grown = new Uint8Array(Math.max(end, f.data.length * 2, 4096));
+      grown.set(f.data.subarray(0, f.size));
+      f.data = grown;
+    }
+    f.data.set(data, d.pos);
+    for (let i = Math.floor(d.pos / CHUNK); i * CHUNK < end; i++) f.dirty.add(i);
+    d.pos = end;
+    if (end > f.size) {
+      f.size = end;
+      this.metaDirty.add(d.path);
+    }
+    this.scheduleFlush();
+  }
+
+  sync(fd: number): void {
+    this.writable();
+    this.fd(fd);
+    this.durable = true;
+  }
+
+  size(fd: number): number {
+    return this.fd(fd).file.size;
+  }
+
+  close(fd: number): void {
+    this.fds.delete(fd);
+  }
+
+  /** Every file's path (the engine's names). */
+  paths(): string[] {
+    return [...this.files.keys()];
+  }
+
+  exists(path: string): boolean {
+    const p = normalize(path);
+    return this.files.has(p) || this.dirs.has(p);
+  }
+
+  fileSize(path: string): number {
+    return this.file(path).size;
+  }
+
+  list(dir: string): string[] {
+    const d = normalize(dir);
+    const out = new Set<string>();
+    for (const p of [...this.files.keys(), ...this.dirs]) {
+      if (p !== d && parent(p) === d) out.add(p.slice(d === '' ? 0 : d.length + 1));
+    }
+    return [...out];
+  }
+
+  remove(path: string): void {
+    this.writable();
+    const p = normalize(path);
+    this.file(p);
+    this.files.delete(p);
+    this.metaDirty.delete(p);
+    this.removed.add(p);
+    this.scheduleFlush();
+  }
+
+  rename(from: string, to: string): void {
+    this.writable();
+    const f = normalize(from);
+    const t = normalize(to);
+    const file = this.file(f);
+    if (f === t) return;
+    this.files.delete(f);
+    this.metaDirty.delete(f);
+    this.removed.add(f);
+    this.files.set(t, file);
+    this.removed.add(t);
+    this.metaDirty.add(t);
+    for (let i = 0; i * CHUNK < file.size; i++) file.dirty.add(i);
+    // Descriptors open on the file keep writing it under its new name.
+    for (const d of this.fds.values()) if (d.file === file) d.path = t;
+    this.durable = true;
+  }
+
+  mkdir(path: string): void {
+    this.writable();
+    for (let d = normalize(path); d !== ''; d = parent(d)) {
+      if (this.dirs.has(d)) continue;
+      this.dirs.add(d);
+      this.metaDirty.add(d);
+    }
+    this.scheduleFlush();
+  }
+
+  lock(path: string, shared: boolean): unknown {
+    // The Web Lock taken at open is the lock between contexts; this records the engine's view.
+    const p = normalize(path);
+    if (!this.files.has(p)) {
+      if (shared) return null;
+      this.writable();
+      this.create(p);
+    }
+    return { path: p };
+  }
+
+  unlock(_token: unknown): void {}
+
+  syncDir(_path: string): void {
+    this.durable = true;
+  }
+}
+
+/** Takes the Web Lock `name` if no other context holds it; returns its release. */
+function holdLock(locks: LockManagerLike, name: string, location: string): Promise<() => void> {
+  return new Promise((resolve, reject) => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    locks
+      .request(name, { ifAvailable: true }, async (lock) => {
+        if (!lock) {
+          reject(hostError('ELOCKED', `${location} is open in another worker or tab`));
+          return;
+        }
+        resolve(release);
+        await held;
+      })
+      .catch(reject);
+  });
+}
