@@ -10,11 +10,13 @@
 //   synchronous). So IndexedDB always holds the exact state of every file at one such moment:
 //   a crash or reload sees a state the engine could have crashed in, never a mix. Flushes run
 //   one at a time, in order.
-// - After an operation that made data durable (a file sync: a sync write's log, a table, the
-//   MANIFEST; a rename; a folder sync), the operation's promise resolves only once a flush
-//   taking it in has committed (`settle`, run by the worker after each call): an acknowledged
-//   synced write survives a reload. Unsynced writes are flushed soon after (IDLE_FLUSH_MS) and
-//   at close.
+// - An operation's promise resolves only once a flush holding everything it changed has
+//   committed (`settle`, called right after each operation): strict durability when it synced
+//   something (a sync write's log, a table, the MANIFEST, a rename), relaxed otherwise. So an
+//   acknowledged write survives its tab closing or crashing, and a synced one survives the
+//   machine too: LevelDB's own guarantees. The operations of one burst share one flush (group
+//   commit). Changes made outside an operation (an idle compaction step) are flushed within
+//   IDLE_FLUSH_MS, and everything at close.
 // - A flush that fails (the origin's quota) is sticky: every later write fails with that
 //   error (reads go on), and IndexedDB keeps the last complete flush.
 // - One open per database across tabs and workers: a Web Lock `strata-idb:<location>` held
@@ -121,7 +123,12 @@ export class IdbHost implements StorageHost {
   private readonly metaDirty = new Set<string>();
   private readonly fds = new Map<number, Fd>();
   private nextFd = 3;
+  /** A change since the last capture was synced (the next flush is strict). */
   private durable = false;
+  /** Anything changed since the last capture. */
+  private changed = false;
+  private waiters: Array<{ resolve(): void; reject(e: unknown): void }> = [];
+  private timerMs = 0;
   private failure: Error | undefined;
   private chain: Promise<void> = Promise.resolve();
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -214,9 +221,9 @@ export class IdbHost implements StorageHost {
 
   // --- flushing ---------------------------------------------------------------------------
 
-  /** Whether an operation since the last flush made data durable (a settle must flush). */
-  get pendingDurable(): boolean {
-    return this.durable;
+  /** Whether something changed since the last flush captured the files. */
+  get pendingChanges(): boolean {
+    return this.changed;
   }
 
   /** Writes every change since the last flush to IndexedDB in one transaction; resolves once
@@ -227,23 +234,39 @@ export class IdbHost implements StorageHost {
     return next;
   }
 
-  /** Run after each engine operation: a durable change is flushed before the caller hears. */
-  async settle(): Promise<void> {
-    if (this.durable) await this.flush();
+  /** Called right after each engine operation, in the same synchronous step: resolves once a
+   * flush holding everything the operation changed has committed (at once if it changed
+   * nothing). The operations of one burst share one flush (group commit: the flush starts
+   * in the next macrotask, after the queued operations ran). */
+  settle(): Promise<void> {
+    if (!this.changed) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      this.scheduleFlush(0);
+    });
   }
 
   private async flushNow(): Promise<void> {
-    if (this.failure) throw this.failure;
-    if (this.removed.size === 0 && this.metaDirty.size === 0 && ![...this.files.values()].some((f) => f.dirty.size > 0)) {
-      this.durable = false;
+    const waiters = this.waiters;
+    this.waiters = [];
+    if (this.failure) {
+      for (const w of waiters) w.reject(this.failure);
+      throw this.failure;
+    }
+    if (!this.changed) {
+      for (const w of waiters) w.resolve();
       return;
     }
     // Captured synchronously: the state of every file at this moment between engine steps.
+    // A flush holding a synced change is strict (on disk when it commits); others are relaxed
+    // (in the browser's hands: they survive the tab, as LevelDB's unsynced writes survive the
+    // process).
     let tx: IDBTransaction;
     try {
-      tx = this.db.transaction(['files', 'chunks'], 'readwrite', { durability: 'strict' });
+      tx = this.db.transaction(['files', 'chunks'], 'readwrite', { durability: this.durable ? 'strict' : 'relaxed' });
     } catch (e) {
       this.failure = idbError(e, 'flush');
+      for (const w of waiters) w.reject(this.failure);
       throw this.failure;
     }
     const files = tx.objectStore('files');
@@ -271,22 +294,32 @@ export class IdbHost implements StorageHost {
       f.dirty.clear();
     }
     this.durable = false;
+    this.changed = false;
     try {
       await committed(tx);
     } catch (e) {
       this.failure = idbError(e, 'flush');
+      for (const w of waiters) w.reject(this.failure);
       throw this.failure;
     }
     this.stats.flushes += 1;
     this.stats.bytes += bytes;
+    for (const w of waiters) w.resolve();
   }
 
-  private scheduleFlush(): void {
-    if (this.timer !== undefined || this.closed) return;
+  /** A flush in `ms` (0: after the operations queued now; changes made outside any operation,
+   * e.g. an idle compaction step, wait IDLE_FLUSH_MS). */
+  private scheduleFlush(ms = IDLE_FLUSH_MS): void {
+    if (this.closed) return;
+    if (this.timer !== undefined) {
+      if (ms >= this.timerMs) return;
+      clearTimeout(this.timer);
+    }
+    this.timerMs = ms;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       if (!this.closed) void this.flush().catch(() => {});
-    }, IDLE_FLUSH_MS);
+    }, ms);
   }
 
   /** Flushes, then closes the store and releases the lock. */
@@ -305,12 +338,21 @@ export class IdbHost implements StorageHost {
     this.closed = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
+    const waiters = this.waiters;
+    this.waiters = [];
+    const gone = hostError('EIO', `${this.location}: the IndexedDB store closed before the change was committed`);
+    for (const w of waiters) w.reject(gone);
     this.db.close();
     this.unlockTab();
     openHere.delete(this.location);
   }
 
   // --- the host contract ------------------------------------------------------------------
+
+  private touch(): void {
+    this.changed = true;
+    this.scheduleFlush();
+  }
 
   private writable(): void {
     if (this.failure) throw this.failure;
@@ -334,7 +376,7 @@ export class IdbHost implements StorageHost {
     this.files.set(p, f);
     this.removed.add(p); // stale chunks of an earlier file of that name go
     this.metaDirty.add(p);
-    this.scheduleFlush();
+    this.touch();
     return f;
   }
 
@@ -378,13 +420,14 @@ export class IdbHost implements StorageHost {
       f.size = end;
       this.metaDirty.add(d.path);
     }
-    this.scheduleFlush();
+    this.touch();
   }
 
   sync(fd: number): void {
     this.writable();
     this.fd(fd);
     this.durable = true;
+    this.touch();
   }
 
   size(fd: number): number {
@@ -425,7 +468,7 @@ export class IdbHost implements StorageHost {
     this.files.delete(p);
     this.metaDirty.delete(p);
     this.removed.add(p);
-    this.scheduleFlush();
+    this.touch();
   }
 
   rename(from: string, to: string): void {
@@ -444,16 +487,19 @@ export class IdbHost implements StorageHost {
     // Descriptors open on the file keep writing it under its new name.
     for (const d of this.fds.values()) if (d.file === file) d.path = t;
     this.durable = true;
+    this.touch();
   }
 
   mkdir(path: string): void {
     this.writable();
+    let added = false;
     for (let d = normalize(path); d !== ''; d = parent(d)) {
       if (this.dirs.has(d)) continue;
       this.dirs.add(d);
       this.metaDirty.add(d);
+      added = true;
     }
-    this.scheduleFlush();
+    if (added) this.touch();
   }
 
   lock(path: string, shared: boolean): unknown {
@@ -471,6 +517,7 @@ export class IdbHost implements StorageHost {
 
   syncDir(_path: string): void {
     this.durable = true;
+    this.touch();
   }
 }
 

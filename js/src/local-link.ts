@@ -56,22 +56,37 @@ export function dispatch(engine: Engine, op: string, args: unknown[]): unknown {
 
 /** Runs one named operation with its database's storage steps around it: the host's prepare
  * before (OPFS opens file handles), its settle after (IndexedDB commits what the operation
- * made durable; its failure fails the operation). Synchronous when the host has neither (Node's
- * hosts, memory). */
-export function runOp(engine: Engine, op: string, args: unknown[]): unknown {
+ * changed; its failure fails the operation). Synchronous when the host has neither (Node's
+ * hosts, memory). With `split`, returns `{ value, settled }` once the operation ran, without
+ * waiting for the settle (a caller running operations in a queue lets the next one run, and
+ * a burst shares one commit). */
+export function runOp(engine: Engine, op: string, args: unknown[]): unknown;
+export function runOp(engine: Engine, op: string, args: unknown[], split: true): Promise<{ value: unknown; settled?: Promise<void> }>;
+export function runOp(engine: Engine, op: string, args: unknown[], split = false): unknown {
   const lease: HostLease | undefined = op === 'open' || op === 'openWorld' || typeof args[0] !== 'number' ? undefined : engine.lease(args[0]);
-  if (!lease || (!lease.prepare && !lease.settle)) return dispatch(engine, op, args);
-  return (async () => {
+  if (!lease || (!lease.prepare && !lease.settle)) {
+    if (!split) return dispatch(engine, op, args);
+    return (async () => ({ value: await dispatch(engine, op, args) }))();
+  }
+  const ran = (async () => {
     if (lease.prepare) {
       const prepared = lease.prepare();
       // A close goes ahead even when the storage cannot prepare (e.g. out of quota): it is
       // what releases the database.
       await (op === 'close' ? prepared.catch(() => {}) : prepared);
     }
-    const value = await dispatch(engine, op, args);
-    if (op !== 'close' && lease.settle) await lease.settle();
-    return value;
+    const value = dispatch(engine, op, args);
+    // Registered in the same synchronous step as the operation: the commit it waits for holds
+    // everything the operation changed.
+    const settled = op !== 'close' && lease.settle ? lease.settle() : undefined;
+    settled?.catch(() => {}); // handled by whoever awaits it; never an unhandled rejection
+    return { value: await value, settled };
   })();
+  if (split) return ran;
+  return ran.then(async ({ value, settled }) => {
+    await settled;
+    return value;
+  });
 }
 
 export class LocalLink implements Link {

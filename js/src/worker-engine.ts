@@ -161,19 +161,23 @@ async function exportFiles(kind: StorageKind, location: string, to: FileSystemDi
 export class WorkerEngine {
   private queue: Promise<unknown> = Promise.resolve();
 
-  /** Runs `op` after every call made before it has finished. */
+  /** Runs `op` after every call made before it has ran; resolves once what it changed is
+   * committed (the next call does not wait for that: a burst shares one commit). */
   run(op: string, args: unknown[]): Promise<unknown> {
-    const result = this.queue.then(() => this.runNow(op, args));
-    this.queue = result.catch(() => {});
-    return result;
+    const ran = this.queue.then(() => this.runNow(op, args));
+    this.queue = ran.catch(() => {});
+    return ran.then(async ({ value, settled }) => {
+      await settled;
+      return value;
+    });
   }
 
-  private async runNow(op: string, args: unknown[]): Promise<unknown> {
+  private async runNow(op: string, args: unknown[]): Promise<{ value: unknown; settled?: Promise<void> }> {
     const e = await engine();
-    if (op === 'defaultStorage') return defaultStorage();
-    if (op === 'destroy') return (args[1] ?? 'opfs') === 'idb' ? IdbHost.destroy(args[0] as string) : destroyOpfs(args[0] as string);
-    if (op === 'import') return importFiles((args[2] ?? 'opfs') as StorageKind, args[0] as string, args[1] as ImportFile[]);
-    if (op === 'export') return exportFiles((args[2] ?? 'opfs') as StorageKind, args[0] as string, args[1] as FileSystemDirectoryHandle | undefined);
-    return runOp(e, op, args);
+    if (op === 'defaultStorage') return { value: await defaultStorage() };
+    if (op === 'destroy') return { value: await ((args[1] ?? 'opfs') === 'idb' ? IdbHost.destroy(args[0] as string) : destroyOpfs(args[0] as string)) };
+    if (op === 'import') return { value: await importFiles((args[2] ?? 'opfs') as StorageKind, args[0] as string, args[1] as ImportFile[]) };
+    if (op === 'export') return { value: await exportFiles((args[2] ?? 'opfs') as StorageKind, args[0] as string, args[1] as FileSystemDirectoryHandle | undefined) };
+    return runOp(e, op, args, true);
   }
 }

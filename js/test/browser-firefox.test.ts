@@ -149,8 +149,10 @@ describe.skipIf(!haveFirefox)('the package in Firefox', () => {
     expect(zip.subarray(0, 4).toString('hex')).toBe('504b0304');
   });
 
-  test('conformance on OPFS and mem', async () => {
+  test('conformance on OPFS, IndexedDB and mem; OPFS is the default here', async () => {
+    expect(await run<object>(page, 'storageInfo')).toEqual({ defaultStorage: 'opfs', reported: 'opfs' });
     expect(await run<number>(page, 'conformance', 'opfs')).toBe(27);
+    expect(await run<number>(page, 'conformance', 'idb')).toBe(27);
     expect(await run<number>(page, 'conformance', 'mem')).toBe(27);
   });
 

@@ -240,6 +240,8 @@ describe('world viewer in Chromium', () => {
     const dir = path.join(worldsDir, 'amulet_1_16');
     const files = fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
     const bytes = files.reduce((n, e) => n + fs.statSync(path.join(e.parentPath, e.name)).size, 0);
+    await page.waitForSelector('#storage-kind[data-kind]', { state: 'attached' });
+    expect(await page.$eval('#storage-kind', (k) => [(k as HTMLElement).dataset.kind, k.textContent])).toEqual(['opfs', 'OPFS']);
     await page.check('#import-opfs');
     const shown = await openWith('#open-folder', dir);
     await page.uncheck('#import-opfs');

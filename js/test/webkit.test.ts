@@ -3,44 +3,25 @@
 // `.mcworld`s of three eras of worlds open with exactly the MANIFEST's figures (entries, key
 // and value bytes, CRC-32C) and the CLI's chunk counts (the viewer opens a .mcworld in the
 // engine's memory: no OPFS needed). Also records what WebKit's OPFS does in an automation
-// session: the first OPFS operation fails with UnknownError. Skipped, loudly, where
+// session: the first OPFS operation fails with UnknownError (so the package stores databases
+// in IndexedDB there: browser-webkit.test.ts). Skipped, loudly, where
 // WebKitWebDriver or xvfb-run is missing (scripts/setup.sh installs both).
 
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { Builder, By, type WebDriver } from 'selenium-webdriver';
+import { By, type WebDriver } from 'selenium-webdriver';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 
 import { cliPath, repoRoot, tempDir, worlds, worldsDir } from './helpers.js';
+import { available, startWebKit, stopWebKit } from './webkit-driver.js';
 // @ts-expect-error: plain JS module without type declarations.
 import { serveDir } from '../../scripts/serve-www.mjs';
 
-const DRIVER = '/usr/bin/WebKitWebDriver';
-const MINIBROWSER = ['/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser', '/usr/lib/aarch64-linux-gnu/webkit2gtk-4.1/MiniBrowser'].find((p) => fs.existsSync(p));
-const haveXvfb = (() => {
-  try {
-    execFileSync('sh', ['-c', 'command -v xvfb-run'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-const available = fs.existsSync(DRIVER) && MINIBROWSER !== undefined && haveXvfb;
 if (!available) console.warn('!!! SKIPPED: WebKit (WebKitWebDriver, MiniBrowser, xvfb-run) not installed: the viewer in WebKit');
 const releaseCli = fs.existsSync(path.join(repoRoot, 'target/release/strata')) ? path.join(repoRoot, 'target/release/strata') : cliPath;
-const WORLDS = ['amulet_1_16', 'amulet_1_18_vanilla', 'mcpe_0_11_mcedit_testdb'];
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+const WORLDS = ['amulet_1_16', 'amulet_1_18_vanilla', 'mcpe_0_11_mcedit_testdb'];
 
 function zipDir(dir: string, out: string): void {
   execFileSync('python3', [
@@ -71,35 +52,13 @@ describe.skipIf(!available)('world viewer in WebKit', () => {
     const s = await serveDir(path.join(repoRoot, 'www/dist'), 0, {});
     server = s.server;
     origin = s.origin;
-    const port = await freePort();
-    driverProc = spawn('xvfb-run', ['-a', DRIVER, `--port=${port}`], { stdio: 'ignore', detached: true });
-    const caps = {
-      browserName: 'MiniBrowser',
-      'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation', '--features=+FileSystem,+StorageAPI'] },
-    };
-    let lastError: unknown;
-    for (let attempt = 0; attempt < 40 && !d; attempt++) {
-      try {
-        d = await new Builder().usingServer(`http://127.0.0.1:${port}`).withCapabilities(caps).build();
-      } catch (e) {
-        lastError = e;
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    }
-    if (!d) throw lastError;
+    ({ d, driverProc } = await startWebKit(['+FileSystem', '+StorageAPI']));
     await d.get(`${origin}/`);
     await d.wait(async () => (await d.executeScript('return document.body.dataset.state')) === 'ready', 60_000);
   }, 300_000);
 
   afterAll(async () => {
-    await d?.quit().catch(() => {});
-    if (driverProc?.pid) {
-      try {
-        process.kill(-driverProc.pid, 'SIGTERM'); // xvfb-run, its X server and the driver
-      } catch {
-        // already gone
-      }
-    }
+    await stopWebKit(d, driverProc);
     server?.close();
   });
 
@@ -130,11 +89,41 @@ describe.skipIf(!available)('world viewer in WebKit', () => {
     });
   }
 
-  test("OPFS in WebKit's automation session fails with UnknownError (recorded: the IndexedDB fallback is still to build)", async () => {
+  test('a .mcworld copied into browser storage (IndexedDB in WebKit) is listed after a reload, opens, and is deleted', async () => {
+    const name = 'amulet_1_16';
+    const row = worlds().find((r) => r.name === name)!;
+    const chunks = execFileSync(releaseCli, ['world', 'chunks', path.join(worldsDir, name)], { encoding: 'utf8' }).trim();
+    await d.wait(async () => (await d.executeScript("return document.getElementById('storage-kind').dataset.kind ?? null")) !== null, 30_000);
+    expect(await d.executeScript("const k = document.getElementById('storage-kind'); return [k.dataset.kind, k.textContent]")).toEqual(['idb', 'IndexedDB']);
+    await d.executeScript("document.getElementById('import-opfs').checked = true");
+    const shown = await openMcworld(path.join(zips, `${name}.mcworld`));
+    await d.executeScript("document.getElementById('import-opfs').checked = false");
+    expect({ state: shown.state, crc32c: shown.crc32c, chunks: shown.chunks }).toEqual({ state: 'ready', crc32c: String(row.crc32c), chunks });
+    const listed = async () =>
+      (await d.executeScript(`return [...document.querySelectorAll('#imported-list li')].map((li) => li.dataset.location)`)) as string[];
+    expect(await listed()).toEqual([`viewer/${name}`]);
+    await d.navigate().refresh();
+    await d.wait(async () => (await d.executeScript('return document.body.dataset.state')) === 'ready', 60_000);
+    expect(await listed()).toEqual([`viewer/${name}`]);
+    await d.executeScript("document.body.dataset.state = 'idle'");
+    await d.findElement(By.css('#imported-list li .open-imported')).click();
+    await d.wait(async () => ['ready', 'error'].includes(String(await d.executeScript('return document.body.dataset.state'))), 120_000);
+    const reopened = (await d.executeScript(`return { state: document.body.dataset.state, message: document.getElementById('message').textContent,
+      entries: document.getElementById('world-summary').dataset.entries, crc32c: document.getElementById('world-summary').dataset.crc32c,
+      chunks: document.getElementById('map').dataset.chunks }`)) as Record<string, string>;
+    expect(reopened).toEqual({ state: 'ready', message: reopened.message, entries: String(row.entries), crc32c: String(row.crc32c), chunks });
+    const artifacts = path.join(repoRoot, 'target/test-artifacts/webkit');
+    fs.mkdirSync(artifacts, { recursive: true });
+    fs.writeFileSync(path.join(artifacts, 'amulet_1_16-idb.png'), await d.takeScreenshot(), 'base64');
+    await d.findElement(By.css('#imported-list li .delete-imported')).click();
+    await d.wait(async () => (await listed()).length === 0, 30_000);
+  });
+
+  test("OPFS in WebKit's automation session fails with UnknownError (why the package's default storage here is IndexedDB)", async () => {
     const probe = (await d.executeAsyncScript(`const done = arguments[arguments.length - 1];
       (async () => { try { const r = await navigator.storage.getDirectory(); await r.getFileHandle('probe', { create: true }); done('works'); }
         catch (e) { done(e.name); } })();`)) as string;
     console.log(`WebKit OPFS in automation: ${probe}`);
-    expect(probe).toBe('UnknownError'); // WebKitGTK 2.50 (Debian 12); the IndexedDB fallback is not built yet
+    expect(probe).toBe('UnknownError'); // WebKitGTK 2.50 (Debian 12); browser-webkit.test.ts runs the package over IndexedDB
   });
 });

@@ -16,6 +16,7 @@
 // (after a cancel #message reads "Cancelled …").
 
 import {
+  defaultStorage,
   openMcworld,
   openWorld,
   terminateWorker,
@@ -114,7 +115,7 @@ function cancelWork(): void {
 async function openOpfsWorld(location: string): Promise<World> {
   for (;;) {
     try {
-      return await openWorld(location, { storage: 'opfs' });
+      return await openWorld(location);
     } catch (e) {
       if ((e as { code?: string }).code !== 'LEVEL_LOCKED' || performance.now() - lastCancel > 5000) throw e;
       lockRetries++;
@@ -502,7 +503,8 @@ function renderImported(): void {
     el.dataset.usage = String(st.usage);
     el.dataset.quota = String(st.quota);
     const mb = (n: number) => `${(n / 1e6).toLocaleString('en', { maximumFractionDigits: 1 })} MB`;
-    el.textContent = `${mb(st.usage)} used of ${mb(st.quota)} available to this site; storage ${st.persisted ? 'is persistent (kept under pressure)' : 'may be cleared by the browser under storage pressure'}.`;
+    const room = st.quota > 0 ? `${mb(st.usage)} used of ${mb(st.quota)} available to this site` : 'this browser does not report how much this site may store';
+    el.textContent = `${room}; storage ${st.persisted ? 'is persistent (kept under pressure)' : 'may be cleared by the browser under storage pressure'}.`;
   });
   $('imported-list').replaceChildren(
     ...list.map((w) => {
@@ -783,13 +785,13 @@ const editorHost: EditorHost = {
       if (src.kind === 'bytes') {
         w = await openMcworld(src.bytes, { writable: true });
       } else if (src.kind === 'opfs') {
-        w = await openWorld(src.location, { storage: 'opfs', writable: true });
+        w = await openWorld(src.location, { writable: true });
       } else {
         say(`Copying “${src.root}” into browser storage to edit it there…`, 'busy');
         const copy = await importFolder(src.files, src.root, () => {}, () => false);
         renderImported();
         source = { kind: 'opfs', location: copy.location };
-        w = await openWorld(copy.location, { storage: 'opfs', writable: true });
+        w = await openWorld(copy.location, { writable: true });
       }
       world = w;
       return w;
@@ -877,5 +879,12 @@ dimensionSel.addEventListener('change', () => {
 });
 
 renderImported();
+// Where copies go: OPFS, or IndexedDB where this browser has no OPFS sync access handles.
+void defaultStorage()
+  .then((kind) => {
+    $('storage-kind').textContent = kind === 'opfs' ? 'OPFS' : 'IndexedDB';
+    $('storage-kind').dataset.kind = kind;
+  })
+  .catch(() => {});
 say('Open a world folder or a .mcworld to begin.');
 setState('ready');
