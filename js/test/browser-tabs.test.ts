@@ -3,7 +3,9 @@
 // - 100 leader changes among three sharers writing at once: every acknowledged write is there;
 // - three real tabs writing at once, the leader's tab closed mid-write: the others carry on
 //   (a call in flight when it closed rejects with LEVEL_CONNECTION_LOST and is retried), and
-//   every write acknowledged in any tab, the closed one's included, is there.
+//   every write acknowledged in any tab, the closed one's included, is there; over OPFS and
+//   over the IndexedDB store (the one WebKit gets);
+// - every tab reloaded at once mid-write: the reopened tabs find every acknowledged write.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,6 +23,8 @@ const FIREFOX = process.env.STRATA_FIREFOX ?? '/usr/bin/firefox-esr';
 /** A browser as the test needs it: new tabs, evaluate, close a tab. */
 interface Tab {
   run<T>(fn: string, ...args: unknown[]): Promise<T>;
+  /** Reloads the page (its workers and open databases go) and waits until it is ready. */
+  reload(): Promise<void>;
   close(): Promise<void>;
 }
 interface Driver {
@@ -53,6 +57,10 @@ async function chromiumDriver(): Promise<Driver> {
       return {
         run: <T>(fn: string, ...args: unknown[]) =>
           p.evaluate(([n, a]) => (window as unknown as { strataTest: Record<string, (...x: unknown[]) => Promise<unknown>> }).strataTest[n as string]!(...(a as unknown[])), [fn, args] as const) as Promise<T>,
+        reload: async () => {
+          await p.reload();
+          await p.waitForFunction(() => document.title === 'ready');
+        },
         close: () => p.close(),
       };
     },
@@ -71,6 +79,10 @@ async function firefoxDriver(): Promise<Driver> {
       return {
         run: <T>(fn: string, ...args: unknown[]) =>
           p.evaluate((n, a) => (window as unknown as { strataTest: Record<string, (...x: unknown[]) => Promise<unknown>> }).strataTest[n]!(...a), fn, args) as Promise<T>,
+        reload: async () => {
+          await p.reload();
+          await p.waitForFunction(() => document.title === 'ready');
+        },
         close: () => p.close(),
       };
     },
@@ -118,29 +130,56 @@ for (const [name, make, available] of drivers) {
       await tab.close();
     });
 
-    test("three tabs writing at once; the leader's tab closes mid-write; nothing acknowledged is lost", async () => {
+    for (const storage of ['opfs', 'idb'] as const) {
+      test(`three tabs writing at once; the leader's tab closes mid-write; nothing acknowledged is lost (${storage})`, async () => {
+        const tabs = [await driver.newTab(), await driver.newTab(), await driver.newTab()];
+        // The first tab to open leads.
+        await tabs[0]!.run('tabWrite', 't0', 1, storage);
+        const writes = tabs.map((t, i) => t.run<number>('tabWrite', `t${i}`, 3000, storage).catch((e: unknown) => String(e)));
+        await new Promise((r) => setTimeout(r, 300));
+        const leaderState = await tabs[0]!.run<{ acked: number; info: Array<{ leading: boolean }> }>('tabState');
+        expect(leaderState.info.some((t) => t.leading)).toBe(true);
+        // Keys the leader's tab had acknowledged when it closed.
+        const closedKeys = Array.from({ length: leaderState.acked }, (_, i) => `t0-${String(i).padStart(6, '0')}`);
+        await tabs[0]!.close();
+        const done = await Promise.all(writes.slice(1));
+        expect(done).toEqual([3000, 3000]);
+        const keys = [...closedKeys];
+        for (const i of [1, 2]) for (let k = 0; k < 3000; k++) keys.push(`t${i}-${String(k).padStart(6, '0')}`);
+        const check = await tabs[1]!.run<{ present: number; all: number }>('tabCheck', keys, storage);
+        console.log(`${name} (${storage}), leader tab closed after ${leaderState.acked} of its writes: ${JSON.stringify(check)}`);
+        expect(check.present).toBe(keys.length);
+        expect(check.all).toBeGreaterThanOrEqual(keys.length);
+        const states = await Promise.all([tabs[1]!.run<{ info: Array<{ leading: boolean }> }>('tabState'), tabs[2]!.run<{ info: Array<{ leading: boolean }> }>('tabState')]);
+        expect(states.filter((s) => s.info.some((t) => t.leading)).length).toBe(1);
+        await tabs[1]!.close();
+        await tabs[2]!.close();
+      });
+    }
+
+    test('every tab reloaded at once mid-write: the reopened tabs find everything acknowledged before', async () => {
       const tabs = [await driver.newTab(), await driver.newTab(), await driver.newTab()];
-      // The first tab to open leads.
-      await tabs[0]!.run('tabWrite', 't0', 1);
-      const writes = tabs.map((t, i) => t.run<number>('tabWrite', `t${i}`, 3000).catch((e: unknown) => String(e)));
-      await new Promise((r) => setTimeout(r, 300));
-      const leaderState = await tabs[0]!.run<{ acked: number; info: Array<{ leading: boolean }> }>('tabState');
-      expect(leaderState.info.some((t) => t.leading)).toBe(true);
-      // Keys the leader's tab had acknowledged when it closed.
-      const closedKeys = Array.from({ length: leaderState.acked }, (_, i) => `t0-${String(i).padStart(6, '0')}`);
-      await tabs[0]!.close();
-      const done = await Promise.all(writes.slice(1));
-      expect(done).toEqual([3000, 3000]);
-      const keys = [...closedKeys];
-      for (const i of [1, 2]) for (let k = 0; k < 3000; k++) keys.push(`t${i}-${String(k).padStart(6, '0')}`);
-      const check = await tabs[1]!.run<{ present: number; all: number }>('tabCheck', keys);
-      console.log(`${name}, leader tab closed after ${leaderState.acked} of its writes: ${JSON.stringify(check)}`);
-      expect(check.present).toBe(keys.length);
-      expect(check.all).toBeGreaterThanOrEqual(keys.length);
-      const states = await Promise.all([tabs[1]!.run<{ info: Array<{ leading: boolean }> }>('tabState'), tabs[2]!.run<{ info: Array<{ leading: boolean }> }>('tabState')]);
+      await tabs[0]!.run('tabWrite', 'r0', 1);
+      const writes = tabs.map((t, i) => t.run<number>('tabWrite', `r${i}`, 100_000).catch(() => 'reloaded'));
+      await new Promise((r) => setTimeout(r, 500));
+      // What each tab had acknowledged, read just before all of them go at once.
+      const acked = await Promise.all(tabs.map((t) => t.run<{ acked: number }>('tabState')));
+      await Promise.all(tabs.map((t) => t.reload()));
+      expect(await Promise.all(writes)).toEqual(['reloaded', 'reloaded', 'reloaded']);
+      const keys: string[] = [];
+      acked.forEach((a, i) => {
+        for (let k = 0; k < a.acked; k++) keys.push(`r${i}-${String(k).padStart(6, '0')}`);
+      });
+      const checks = await Promise.all(tabs.map((t) => t.run<{ present: number; all: number }>('tabCheck', keys)));
+      console.log(`${name}, all tabs reloaded after ${acked.map((a) => a.acked).join(' + ')} acknowledged writes: ${JSON.stringify(checks)}`);
+      expect(keys.length).toBeGreaterThan(30);
+      for (const c of checks) {
+        expect(c.present).toBe(keys.length);
+        expect(c.all).toBeGreaterThanOrEqual(keys.length);
+      }
+      const states = await Promise.all(tabs.map((t) => t.run<{ info: Array<{ leading: boolean }> }>('tabState')));
       expect(states.filter((s) => s.info.some((t) => t.leading)).length).toBe(1);
-      await tabs[1]!.close();
-      await tabs[2]!.close();
+      for (const t of tabs) await t.close();
     });
   });
 }

@@ -329,8 +329,9 @@ window.strataTest = {
 
   /** Cross-tab: write `n` keys here (this tab's prefix) on the shared database, recording
    * every acknowledged key; a call that saw the leader go is retried. */
-  async tabWrite(prefix, n) {
-    window.sharedDb ??= await open('shared-tabs');
+  async tabWrite(prefix, n, storage) {
+    window.tabLocation = storage ? `shared-tabs-${storage}` : 'shared-tabs';
+    window.sharedDb ??= await open(window.tabLocation, { storage });
     window.acked ??= [];
     for (let i = 0; i < n; i++) {
       const key = `${prefix}-${String(i).padStart(6, '0')}`;
@@ -348,11 +349,12 @@ window.strataTest = {
   },
 
   tabState() {
-    return { acked: window.acked?.length ?? 0, info: tabInfo('shared-tabs') };
+    return { acked: window.acked?.length ?? 0, info: tabInfo(window.tabLocation ?? 'shared-tabs') };
   },
 
-  async tabCheck(keys) {
-    window.sharedDb ??= await open('shared-tabs');
+  async tabCheck(keys, storage) {
+    window.tabLocation = storage ? `shared-tabs-${storage}` : 'shared-tabs';
+    window.sharedDb ??= await open(window.tabLocation, { storage });
     let present = 0;
     for (const k of keys) if ((await window.sharedDb.get(k, { valueEncoding: 'utf8' })) === `value-${k}`) present++;
     const all = (await window.sharedDb.iterator({ keys: true, values: false }).all()).length;
