@@ -42,8 +42,9 @@ const CHROMIUM =
     : '/usr/bin/chromium');
 const worldsDir = process.env.STRATA_WORLDS ?? path.resolve(repo, '../shared/worlds');
 // strata-opfs: the engine in the benchmark's worker itself; strata-opfs-hop: in the package's
-// worker, a message per call (what a page's main thread gets).
-const ENGINES = ['strata-opfs', 'indexeddb', 'strata-opfs-hop'];
+// worker, a message per call (what a page's main thread gets); strata-idb: the engine in the
+// benchmark's worker over the IndexedDB store (the fallback without OPFS sync access handles).
+const ENGINES = ['strata-opfs', 'indexeddb', 'strata-opfs-hop', 'strata-idb'];
 const WORKLOADS = ['fillseq', 'readseq', 'fillrandom', 'readrandom', 'batch', ...(worldName ? ['scan'] : [])];
 
 execFileSync('bash', [path.join(repo, 'scripts/build-www.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
@@ -109,7 +110,8 @@ try {
     const s = ops(w, 'strata-opfs');
     const i = ops(w, 'indexeddb');
     const h = ops(w, 'strata-opfs-hop');
-    return { workload: w, strataOpsPerSec: s, strataHopOpsPerSec: h ?? null, indexeddbOpsPerSec: i ?? null, ratio: i ? s / i : null };
+    const d = ops(w, 'strata-idb');
+    return { workload: w, strataOpsPerSec: s, strataHopOpsPerSec: h ?? null, strataIdbOpsPerSec: d ?? null, indexeddbOpsPerSec: i ?? null, ratio: i ? s / i : null, idbRatio: i && d ? d / i : null };
   });
   const date = new Date().toISOString().slice(0, 10);
   const out = {
@@ -137,9 +139,9 @@ try {
     `${entries.toLocaleString('en')} entries, ${valueSize}-byte values, batches of ${batchSize}; each engine in a fresh worker; one run.`,
     world ? `scan: ${world.name} (${world.entries.toLocaleString('en')} entries) copied into OPFS by the viewer; Strata only (IndexedDB has no such world).` : '',
     '',
-    '| workload | Strata (OPFS, engine in the caller\'s worker) ops/s | Strata (OPFS, a message per call) ops/s | IndexedDB (browser-level) ops/s | ratio Strata / IndexedDB |',
-    '|---|---:|---:|---:|---:|',
-    ...summary.map((s) => `| ${s.workload} | ${fmt(s.strataOpsPerSec)} | ${fmt(s.strataHopOpsPerSec)} | ${fmt(s.indexeddbOpsPerSec)} | ${s.ratio === null ? '—' : `${fmt(s.ratio, 2)}×`} |`),
+    '| workload | Strata (OPFS, engine in the caller\'s worker) ops/s | Strata (OPFS, a message per call) ops/s | Strata (IndexedDB store, in the caller\'s worker) ops/s | IndexedDB (browser-level) ops/s | ratio Strata OPFS / IndexedDB | ratio Strata IndexedDB store / IndexedDB |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...summary.map((s) => `| ${s.workload} | ${fmt(s.strataOpsPerSec)} | ${fmt(s.strataHopOpsPerSec)} | ${fmt(s.strataIdbOpsPerSec)} | ${fmt(s.indexeddbOpsPerSec)} | ${s.ratio === null ? '—' : `${fmt(s.ratio, 2)}×`} | ${s.idbRatio === null ? '—' : `${fmt(s.idbRatio, 2)}×`} |`),
     '',
     `Page: \`${url}\`. Raw rows (ops, bytes, seconds, MB/s) in browser-${date}.json.`,
     '',

@@ -22,13 +22,16 @@
 // - One open per database across tabs and workers: a Web Lock `strata-idb:<location>` held
 //   while open (LEVEL_LOCKED when another context holds it).
 //
-// Layout (IndexedDB database `strata-files`): store `files`, path -> {size} or {dir: true};
-// store `chunks`, [path, index] -> the file's bytes [index*CHUNK, (index+1)*CHUNK).
+// Layout (IndexedDB database `strata-files`): store `files`, path -> {file: true} or
+// {dir: true} (written when a file or folder is created, renamed or removed); store `chunks`,
+// [path, index] -> the file's bytes [index*CHUNK, (index+1)*CHUNK); a file's size is where
+// its last chunk ends (files are written front to back), so a write to the end of a log
+// rewrites one small chunk and nothing else.
 
 import { hostError, type StorageHost } from './host.js';
 
 const DB_NAME = 'strata-files';
-const CHUNK = 64 * 1024;
+const CHUNK = 4 * 1024;
 const IDLE_FLUSH_MS = 100;
 
 interface MemFile {
@@ -119,7 +122,7 @@ export class IdbHost implements StorageHost {
   private readonly dirs = new Set<string>();
   /** Paths whose stored records (meta and chunks) a flush deletes before writing. */
   private readonly removed = new Set<string>();
-  /** Paths whose `files` record (size, or a folder) a flush writes. */
+  /** Paths whose `files` record (a file, or a folder) a flush writes. */
   private readonly metaDirty = new Set<string>();
   private readonly fds = new Map<number, Fd>();
   private nextFd = 3;
@@ -200,22 +203,24 @@ export class IdbHost implements StorageHost {
     });
     if ((self as { dir?: boolean } | undefined)?.dir) this.dirs.add(this.location);
     const ks = keys as string[];
-    const ms = metas as Array<{ size?: number; dir?: boolean }>;
+    const ms = metas as Array<{ dir?: boolean }>;
     for (let i = 0; i < ks.length; i++) {
-      const m = ms[i]!;
-      if (m.dir) this.dirs.add(ks[i]!);
-      else this.files.set(ks[i]!, { data: new Uint8Array(m.size ?? 0), size: m.size ?? 0, dirty: new Set() });
+      if (ms[i]!.dir) this.dirs.add(ks[i]!);
+      else this.files.set(ks[i]!, { data: new Uint8Array(0), size: 0, dirty: new Set() });
     }
+    // A file's size is where its last chunk ends (files are written front to back: no holes).
     const cks = chunkKeys as Array<[string, number]>;
     const cvs = chunkValues as Uint8Array[];
     for (let i = 0; i < cks.length; i++) {
+      const f = this.files.get(cks[i]![0]);
+      if (f) f.size = Math.max(f.size, cks[i]![1] * CHUNK + cvs[i]!.length);
+    }
+    for (const f of this.files.values()) f.data = new Uint8Array(f.size);
+    for (let i = 0; i < cks.length; i++) {
       const [path, index] = cks[i]!;
       const f = this.files.get(path);
-      if (!f) continue; // a chunk past a flush that removed its file's record: not the file's
-      const bytes = cvs[i]!;
-      const at = index * CHUNK;
-      if (at >= f.size) continue;
-      f.data.set(bytes.subarray(0, Math.min(bytes.length, f.size - at)), at);
+      if (!f) continue; // a chunk whose file record is gone is not the file's (never written so)
+      f.data.set(cvs[i]!, index * CHUNK);
     }
   }
 
@@ -279,7 +284,7 @@ export class IdbHost implements StorageHost {
     this.removed.clear();
     for (const p of this.metaDirty) {
       const f = this.files.get(p);
-      if (f) files.put({ size: f.size }, p);
+      if (f) files.put({ file: true }, p);
       else if (this.dirs.has(p)) files.put({ dir: true }, p);
     }
     this.metaDirty.clear();
@@ -416,10 +421,7 @@ export class IdbHost implements StorageHost {
     f.data.set(data, d.pos);
     for (let i = Math.floor(d.pos / CHUNK); i * CHUNK < end; i++) f.dirty.add(i);
     d.pos = end;
-    if (end > f.size) {
-      f.size = end;
-      this.metaDirty.add(d.path);
-    }
+    if (end > f.size) f.size = end;
     this.touch();
   }
 

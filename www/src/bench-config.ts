@@ -5,8 +5,10 @@
 export const WORKLOADS = ['fillseq', 'readseq', 'fillrandom', 'readrandom', 'batch', 'scan'] as const;
 // strata-opfs: the engine in the benchmark's own worker (the package's `engine: 'auto'` there);
 // strata-opfs-hop: the engine in the package's worker, one message per awaited call (what a
-// page's main thread gets); indexeddb: browser-level. The default runs the first two.
-export const ENGINES = ['strata-opfs', 'indexeddb', 'strata-opfs-hop'] as const;
+// page's main thread gets); strata-idb: the engine in the benchmark's worker over the IndexedDB
+// store (what browsers without OPFS sync access handles get); indexeddb: browser-level. The
+// default runs the first two.
+export const ENGINES = ['strata-opfs', 'indexeddb', 'strata-opfs-hop', 'strata-idb'] as const;
 const DEFAULT_ENGINES = ['strata-opfs', 'indexeddb'] as const;
 export type Workload = (typeof WORKLOADS)[number];
 export type Engine = (typeof ENGINES)[number];

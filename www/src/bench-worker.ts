@@ -61,9 +61,9 @@ function shuffled(n: number, seed = 7): number[] {
   return a;
 }
 
-async function strataStore(location: string, engine: 'inline' | 'worker'): Promise<Store> {
-  await destroy(location, { engine });
-  const db: Db = await open(location, { storage: 'opfs', engine });
+async function strataStore(location: string, engine: 'inline' | 'worker', storage: 'opfs' | 'idb' = 'opfs'): Promise<Store> {
+  await destroy(location, { engine, storage });
+  const db: Db = await open(location, { storage, engine });
   return {
     put: (k, v) => db.put(k, v),
     get: async (k) => (await db.get(k)) as Uint8Array | undefined,
@@ -83,7 +83,7 @@ async function strataStore(location: string, engine: 'inline' | 'worker'): Promi
     },
     async close() {
       await db.close();
-      await destroy(location);
+      await destroy(location, { storage });
     },
   };
 }
@@ -118,7 +118,11 @@ async function idbStore(name: string): Promise<Store> {
 
 async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void): Promise<void> {
   const fresh = () =>
-    engine === 'indexeddb' ? idbStore('strata-bench') : strataStore('bench/strata', engine === 'strata-opfs' ? 'inline' : 'worker');
+    engine === 'indexeddb'
+      ? idbStore('strata-bench')
+      : engine === 'strata-idb'
+        ? strataStore('bench/strata-idb', 'inline', 'idb')
+        : strataStore('bench/strata', engine === 'strata-opfs' ? 'inline' : 'worker');
   const vals = values(c.valueSize, Math.min(c.entries, 1024));
   const val = (i: number) => vals[i % vals.length]!;
   const entryBytes = 16 + c.valueSize;

@@ -48,7 +48,7 @@ function render(rows: BenchRow[]): void {
     datasets: ENGINES.filter((e) => rows.some((r) => r.engine === e)).map((e, k) => ({
       label: e,
       data: workloads.map((w) => ops(w, e) ?? 0),
-      backgroundColor: k === 0 ? '#3d6b94' : '#d08c32',
+      backgroundColor: ['#3d6b94', '#d08c32', '#6b9a4a', '#8c5fa8'][k % 4],
     })),
   };
   if (chart) {
