@@ -220,6 +220,18 @@ export class Db {
     return { entries: entries!, keyBytes: keyBytes!, valueBytes: valueBytes!, crc32c: crc32c! };
   }
 
+  /** Decode workers at work for this database's scans: the readahead's counters (runs lent,
+   * decoded by workers in time, decoded by the engine itself) and the pool's; `readahead` is
+   * null when the database has none. */
+  async decodeStats(): Promise<{ readahead: null | Record<string, number>; pool: null | Record<string, number> }> {
+    return JSON.parse((await this.call('decodeStats', [])) as string) as { readahead: null | Record<string, number>; pool: null | Record<string, number> };
+  }
+
+  /** @internal Tests: terminates decode worker `i` (a worker killed mid-scan). */
+  async terminateDecodeWorker(i: number): Promise<boolean> {
+    return (await this.call('terminateDecodeWorker', [i])) as boolean;
+  }
+
   /** Compacts the key range (both ends optional) as far down as it goes. */
   async compactRange(start?: Input, end?: Input): Promise<void> {
     const s = start === undefined ? undefined : toBytes(start, 'start');

@@ -9,6 +9,7 @@
 // in bounded steps when the engine is idle (the wasm build has no background thread).
 
 import { toBytes } from './codec.js';
+import { scanWithDecoders, type DecodePool } from './decode-pool.js';
 import { StrataError, invalidArgument } from './errors.js';
 import type { StorageHost } from './host.js';
 
@@ -23,6 +24,11 @@ export interface WasmDatabase {
   snapshot(): number;
   releaseSnapshot(id: number): void;
   scan(): Float64Array | number[];
+  scanCursor(): { step(max: number): boolean; figures(): Float64Array | number[]; free(): void };
+  lendRuns(max: number): Uint8Array;
+  deliverRun(id: number, packed: Uint8Array): void;
+  abandonRun(id: number): void;
+  readaheadStats(): string;
   compactRange(start: Uint8Array | undefined, end: Uint8Array | undefined): void;
   flush(): void;
   maintenance(): boolean;
@@ -119,6 +125,9 @@ export interface EngineOptions {
   maxFileSize?: number;
   bloomBitsPerKey?: number;
   maxOpenFiles?: number;
+  /** Scans hand runs of compressed blocks to this many decode workers (default: cores - 1;
+   * 0: the engine decodes every block itself). */
+  decodeWorkers?: number;
 }
 
 /** Engine options from the package's open options: the JS-only fields dropped, and a
@@ -181,6 +190,7 @@ export type HostFactory = (kind: StorageKind, location: string, extra: unknown) 
 interface OpenDb {
   db: WasmDatabase;
   lease: HostLease;
+  decodeWorkers: number;
   cursors: Set<number>;
   idle: ReturnType<typeof setTimeout> | undefined;
 }
@@ -190,25 +200,48 @@ export class Engine {
   private readonly cursors = new Map<number, { cursor: WasmCursor; db: number }>();
   private nextHandle = 1;
 
+  private pool: DecodePool | undefined;
+
   constructor(
     private readonly wasm: WasmModule,
     private readonly hosts: HostFactory,
+    /** Starts decode workers (Node worker_threads, browser workers); none: scans decode inline. */
+    private readonly decoders?: (size: number) => DecodePool,
+    /** Decode workers of a database whose options name none (cores - 1 where `decoders`). */
+    private readonly defaultDecodeWorkers = 0,
   ) {}
+
+  /** The decode workers, started on the first scan that wants them (shared by databases). */
+  decodePool(size: number): DecodePool | undefined {
+    if (!this.decoders || size <= 0) return undefined;
+    if (!this.pool || this.pool.live === 0) this.pool = this.decoders(size);
+    return this.pool;
+  }
 
   /** Opens a database; the host is created (and for OPFS, prepared) first. */
   open(kind: StorageKind, location: string, options: EngineOptions, extra?: unknown): Promise<number> {
-    return this.openWith(kind, location, extra, (host) => this.wasm.Database.open(host, location, options));
+    const o = this.withDecoders(options);
+    return this.openWith(kind, location, extra, o.decodeWorkers, (host) => this.wasm.Database.open(host, location, o));
   }
 
   /** Opens a Bedrock world folder (level.dat + db/, or a bare db folder) read-only. */
   openWorld(kind: StorageKind, location: string, options: EngineOptions, extra?: unknown): Promise<number> {
-    return this.openWith(kind, location, extra, (host) => this.wasm.Database.openWorld(host, location, options));
+    const o = this.withDecoders(options);
+    return this.openWith(kind, location, extra, o.decodeWorkers, (host) => this.wasm.Database.openWorld(host, location, o));
+  }
+
+  /** `options` with `decodeWorkers` settled: 0 where this engine cannot start workers. */
+  private withDecoders(options: EngineOptions): EngineOptions & { decodeWorkers: number } {
+    const n = options.decodeWorkers ?? this.defaultDecodeWorkers;
+    if (!Number.isInteger(n) || n < 0 || n > 64) throw invalidArgument('decodeWorkers must be an integer from 0 to 64');
+    return { ...options, decodeWorkers: this.decoders ? n : 0 };
   }
 
   private async openWith(
     kind: StorageKind,
     location: string,
     extra: unknown,
+    decodeWorkers: number,
     opener: (host: StorageHost | undefined) => WasmDatabase,
   ): Promise<number> {
     const lease = await this.hosts(kind, location, extra);
@@ -228,7 +261,7 @@ export class Engine {
         throw e;
       }
       const handle = this.nextHandle++;
-      this.dbs.set(handle, { db, lease, cursors: new Set(), idle: undefined });
+      this.dbs.set(handle, { db, lease, decodeWorkers, cursors: new Set(), idle: undefined });
       this.scheduleIdle(handle);
       return handle;
     } catch (e) {
@@ -314,8 +347,25 @@ export class Engine {
     this.dbs.get(h)?.db.releaseSnapshot(id);
   }
 
-  scan(h: number): number[] {
-    return Array.from(this.db(h).scan());
+  /** Every entry's figures; with decode workers, a scan in steps whose runs of compressed
+   * blocks the workers inflate (the same figures). */
+  scan(h: number): number[] | Promise<number[]> {
+    const entry = this.entry(h);
+    const pool = this.decodePool(entry.decodeWorkers);
+    if (!pool) return Array.from(entry.db.scan());
+    return scanWithDecoders(entry.db, pool, () => this.dbs.get(h) === entry);
+  }
+
+  /** Readahead counters of database `h` (null without decode workers) and the pool's. */
+  decodeStats(h: number): string {
+    return JSON.stringify({ readahead: JSON.parse(this.db(h).readaheadStats()) as unknown, pool: this.pool ? { live: this.pool.live, ...this.pool.stats } : null });
+  }
+
+  /** Terminates decode worker `i` (tests: a worker killed mid-scan). */
+  terminateDecodeWorker(_h: number, i: number): boolean {
+    if (!this.pool) return false;
+    this.pool.terminateWorker(i);
+    return true;
   }
 
   compactRange(h: number, start: Uint8Array | undefined, end: Uint8Array | undefined): void {

@@ -20,6 +20,8 @@ const OPS = new Set([
   'snapshot',
   'releaseSnapshot',
   'scan',
+  'decodeStats',
+  'terminateDecodeWorker',
   'compactRange',
   'flush',
   'properties',

@@ -1,9 +1,12 @@
 // The Node entry point: the engine runs in this process (wasm), files through node:fs.
 
 import fs from 'node:fs';
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
 
 import { initSync, Database } from '../wasm/strata.js';
 import { Db, type OpenOptions } from './db.js';
+import { DecodePool, type DecodePort } from './decode-pool.js';
 import { Engine, engineOptions, type HostLease, type StorageKind, type WasmModule } from './engine.js';
 import { invalidArgument, toStrataError } from './errors.js';
 import { LocalLink } from './local-link.js';
@@ -24,17 +27,37 @@ let engine: Engine | undefined;
 /** The process-wide engine (the wasm module is compiled once, on first use). */
 export function getEngine(): Engine {
   if (engine === undefined) {
-    const bytes = fs.readFileSync(new URL('../wasm/strata_bg.wasm', import.meta.url));
-    initSync({ module: bytes });
+    const module = new WebAssembly.Module(fs.readFileSync(new URL('../wasm/strata_bg.wasm', import.meta.url)));
+    initSync({ module });
     const host = new NodeFsHost();
-    engine = new Engine({ Database } as unknown as WasmModule, (kind: StorageKind, _location: string, extra: unknown): HostLease => {
-      if (kind === 'fs') return { host };
-      if (kind === 'mem') return { host: undefined };
-      if (kind === 'host') return { host: extra as StorageHost };
-      throw invalidArgument(`storage '${kind}' is only available in browsers`);
-    });
+    engine = new Engine(
+      { Database } as unknown as WasmModule,
+      (kind: StorageKind, _location: string, extra: unknown): HostLease => {
+        if (kind === 'fs') return { host };
+        if (kind === 'mem') return { host: undefined };
+        if (kind === 'host') return { host: extra as StorageHost };
+        throw invalidArgument(`storage '${kind}' is only available in browsers`);
+      },
+      (size) => new DecodePool(() => nodeDecodePort(module), size),
+      Math.max(0, (os.availableParallelism?.() ?? os.cpus().length) - 1),
+    );
   }
   return engine;
+}
+
+/** A decode worker thread (decode-worker-node.ts); it does not keep the process alive. */
+function nodeDecodePort(module: WebAssembly.Module): DecodePort {
+  const w = new Worker(new URL('./decode-worker-node.js', import.meta.url), { workerData: { module } });
+  return {
+    post: (msg, transfer) => w.postMessage(msg, transfer),
+    listen(onAnswer, onGone) {
+      w.on('message', onAnswer);
+      w.on('error', (e) => onGone(String(e)));
+      w.on('exit', (code) => onGone(`exited with ${code}`));
+      w.unref(); // after the listeners (adding a 'message' listener refs the worker again)
+    },
+    terminate: () => void w.terminate(),
+  };
 }
 
 const HOST_METHODS = ['open', 'read', 'write', 'sync', 'size', 'close', 'exists', 'fileSize', 'list', 'remove', 'rename', 'mkdir', 'lock', 'unlock', 'syncDir'] as const;

@@ -7,6 +7,7 @@
 // when the caller is itself a dedicated worker (no message hop per call).
 
 import init, { Database, zipFiles } from '../wasm/strata.js';
+import { DecodePool, type DecodeAnswer, type DecodePort } from './decode-pool.js';
 import { Engine, type HostLease, type StorageKind, type WasmModule } from './engine.js';
 import { FilePickerHost } from './file-picker-host.js';
 import { hostError, type StorageHost } from './host.js';
@@ -72,11 +73,36 @@ export function defaultStorage(): Promise<'opfs' | 'idb'> {
 
 let ready: Promise<Engine> | undefined;
 
-/** The worker's one engine (one wasm instance), created on first use. */
+/** A decode worker (decode-worker.ts) started from this worker, given the compiled module. */
+function browserDecodePort(module: WebAssembly.Module): DecodePort {
+  const w = new Worker(new URL('./decode-worker.js', import.meta.url), { type: 'module', name: 'strata-decode' });
+  w.postMessage({ module });
+  return {
+    post: (msg, transfer) => w.postMessage(msg, transfer),
+    listen(onAnswer, onGone) {
+      w.onmessage = (ev: MessageEvent<DecodeAnswer>) => onAnswer(ev.data);
+      w.onerror = (ev) => onGone(ev.message);
+    },
+    terminate: () => w.terminate(),
+  };
+}
+
+/** The worker's one engine (one wasm instance), created on first use. Where this context can
+ * start workers, scans get decode workers (cores - 1 by default). */
 function engine(): Promise<Engine> {
-  ready ??= init({ module_or_path: new URL('../wasm/strata_bg.wasm', import.meta.url) }).then(
-    () => new Engine({ Database } as unknown as WasmModule, hostFor),
-  );
+  ready ??= (async () => {
+    const url = new URL('../wasm/strata_bg.wasm', import.meta.url);
+    const module = await WebAssembly.compileStreaming(fetch(url)).catch(async () => WebAssembly.compile(await (await fetch(url)).arrayBuffer()));
+    await init({ module_or_path: module });
+    const canSpawn = typeof Worker === 'function';
+    const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 1;
+    return new Engine(
+      { Database } as unknown as WasmModule,
+      hostFor,
+      canSpawn ? (size) => new DecodePool(() => browserDecodePort(module), size) : undefined,
+      canSpawn ? Math.max(0, cores - 1) : 0,
+    );
+  })();
   return ready;
 }
 

@@ -26,8 +26,15 @@
 //!   offset, as without readahead.
 //!
 //! Thread-safety: `ReadaheadPool` is shared by every table of a database; worker threads are
-//! started on first use and exit when the pool is dropped. Not available on wasm (no threads):
-//! there the caller simply gets no pool and reads blocks inline.
+//! started on first use and exit when the pool is dropped.
+//!
+//! On wasm (no threads) a pool is *external*: runs wait in its queue until the host lends
+//! them (`lend`: the run's raw bytes, read here) to decoders outside the engine (JS workers,
+//! each with its own wasm instance running `decode_run`) and hands the decoded blocks back
+//! (`deliver`) between engine calls. A lent run the cursor reaches before its blocks came back
+//! is decoded by the cursor itself (as a queued one is), so a slow, failed or terminated
+//! decoder costs time, never a wrong or missing entry; blocks a decoder could not decode are
+//! not delivered (the cursor decodes them and reports the damage with file and offset).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -48,6 +55,27 @@ pub const MAX_RUNS_AHEAD: usize = 6;
 pub struct ReadaheadPool {
     shared: Arc<Shared>,
     threads: usize,
+    /// Runs are lent to decoders outside the engine instead of worker threads.
+    external: Option<Mutex<External>>,
+}
+
+/// Runs lent out by an external pool, by id (weak: a run the cursor took or cancelled goes).
+#[derive(Default)]
+struct External {
+    next_id: u64,
+    lent: std::collections::HashMap<u64, std::sync::Weak<Run>>,
+}
+
+/// A run lent to an outside decoder: decode `raw` with `decode_run(raw, sizes, verify, max)`
+/// and hand the result back with `deliver(id, ..)`.
+pub struct LentRun {
+    pub id: u64,
+    /// The run's blocks laid end to end, each with its 5-byte trailer.
+    pub raw: Vec<u8>,
+    /// Each block's length in `raw`, trailer included.
+    pub sizes: Vec<u32>,
+    pub verify: bool,
+    pub max_block_size: u32,
 }
 
 struct Shared {
@@ -71,6 +99,7 @@ pub type Successor = Box<dyn FnOnce() -> Option<Arc<Table>> + Send>;
 
 #[derive(Default)]
 struct Counters {
+    lent: AtomicU64,
     scheduled: AtomicU64,
     by_workers: AtomicU64,
     by_reader: AtomicU64,
@@ -94,6 +123,9 @@ pub struct ReadaheadStats {
     pub blocks_delivered: u64,
     /// Handoffs adopted: files whose first runs were scheduled before their iterator existed.
     pub handoffs_adopted: u64,
+    /// Runs lent to outside decoders (external pools); `runs_by_workers` counts those whose
+    /// blocks came back in time.
+    pub runs_lent: u64,
 }
 
 #[derive(Default)]
@@ -112,19 +144,119 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl ReadaheadPool {
     /// A pool of `threads` workers (started lazily), or `None` when `threads` is 0 or the
     /// target has no threads.
+    /// On wasm, `threads` > 0 gives an external pool (see the module comment).
     pub fn new(threads: usize) -> Option<Arc<ReadaheadPool>> {
-        if threads == 0 || cfg!(target_arch = "wasm32") {
+        if threads == 0 {
             return None;
         }
+        if cfg!(target_arch = "wasm32") {
+            return Some(Self::external());
+        }
         Some(Arc::new(ReadaheadPool {
-            shared: Arc::new(Shared {
-                queue: Mutex::new(Queue::default()),
-                work: Condvar::new(),
-                stats: Counters::default(),
-                handoffs: Mutex::new(Vec::new()),
-            }),
+            shared: Self::shared(),
             threads,
+            external: None,
         }))
+    }
+
+    /// A pool whose runs are decoded outside the engine (`lend` / `deliver`); no threads.
+    pub fn external() -> Arc<ReadaheadPool> {
+        Arc::new(ReadaheadPool {
+            shared: Self::shared(),
+            threads: 0,
+            external: Some(Mutex::new(External::default())),
+        })
+    }
+
+    fn shared() -> Arc<Shared> {
+        Arc::new(Shared {
+            queue: Mutex::new(Queue::default()),
+            work: Condvar::new(),
+            stats: Counters::default(),
+            handoffs: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Whether runs are lent to outside decoders.
+    pub fn is_external(&self) -> bool {
+        self.external.is_some()
+    }
+
+    /// External pools: up to `max` queued runs, farthest ahead first, each with its raw bytes
+    /// read now. A run whose bytes cannot be read is not lent (its cursor reads it and reports the
+    /// error).
+    pub fn lend(&self, max: usize) -> Vec<LentRun> {
+        let Some(ext) = &self.external else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        while out.len() < max {
+            // The farthest run ahead first: the cursor decodes the nearest queued runs itself
+            // while the decoders work on the ones it reaches later, so neither waits.
+            let Some(run) = lock(&self.shared.queue).runs.pop_back() else {
+                break;
+            };
+            let mut state = lock(&run.state);
+            let RunState::Queued(job) = std::mem::replace(&mut *state, RunState::Gone) else {
+                continue; // taken by its cursor or cancelled
+            };
+            match job.table.read_run_raw(job.first, job.count) {
+                Ok((raw, sizes)) => {
+                    let verify = job.verify;
+                    let max_block_size = job.table.max_block_size() as u32;
+                    *state = RunState::Lent(job);
+                    drop(state);
+                    let mut e = lock(ext);
+                    let id = e.next_id;
+                    e.next_id += 1;
+                    e.lent.insert(id, Arc::downgrade(&run));
+                    self.shared.stats.lent.fetch_add(1, Relaxed);
+                    out.push(LentRun {
+                        id,
+                        raw,
+                        sizes,
+                        verify,
+                        max_block_size,
+                    });
+                }
+                Err(_) => *state = RunState::Queued(job),
+            }
+        }
+        out
+    }
+
+    /// External pools: the decoded blocks of lent run `id`, in order (each the block's
+    /// contents). Ignored when the run was taken meanwhile (its cursor decoded it) or the
+    /// count does not match. A block that is not a valid block leaves the run to its cursor.
+    pub fn deliver(&self, id: u64, blocks: Vec<Vec<u8>>) {
+        let Some(ext) = &self.external else {
+            return;
+        };
+        let Some(run) = lock(ext).lent.remove(&id).and_then(|w| w.upgrade()) else {
+            return;
+        };
+        let mut state = lock(&run.state);
+        let RunState::Lent(job) = &*state else {
+            return;
+        };
+        if blocks.len() != job.count {
+            return;
+        }
+        let decoded: Result<Vec<_>> = blocks
+            .into_iter()
+            .map(|b| Block::new(b).map(Arc::new))
+            .collect();
+        if let Ok(decoded) = decoded {
+            self.shared.stats.by_workers.fetch_add(1, Relaxed);
+            *state = RunState::Done(decoded.into_iter().map(Ok).collect());
+        }
+    }
+
+    /// External pools: forgets lent run `id` (its decoder failed); its cursor decodes it.
+    pub fn abandon(&self, id: u64) {
+        if let Some(ext) = &self.external {
+            lock(ext).lent.remove(&id);
+        }
     }
 
     /// The number of worker threads (not counting the consuming thread).
@@ -135,6 +267,7 @@ impl ReadaheadPool {
     pub fn stats(&self) -> ReadaheadStats {
         let c = &self.shared.stats;
         ReadaheadStats {
+            runs_lent: c.lent.load(Relaxed),
             runs_scheduled: c.scheduled.load(Relaxed),
             runs_by_workers: c.by_workers.load(Relaxed),
             runs_by_reader: c.by_reader.load(Relaxed),
@@ -147,6 +280,20 @@ impl ReadaheadPool {
     fn submit(&self, run: Arc<Run>) {
         self.shared.stats.scheduled.fetch_add(1, Relaxed);
         let mut q = lock(&self.shared.queue);
+        if let Some(ext) = &self.external {
+            // Nobody may be lending (a scan without decoders): runs its cursor already took
+            // or cancelled leave the front of the queue here, so it stays bounded.
+            while q
+                .runs
+                .front()
+                .is_some_and(|r| !matches!(*lock(&r.state), RunState::Queued(_)))
+            {
+                q.runs.pop_front();
+            }
+            q.runs.push_back(run);
+            lock(ext).lent.retain(|_, w| w.strong_count() > 0);
+            return;
+        }
         q.runs.push_back(run);
         if q.started < self.threads {
             q.started += 1;
@@ -199,6 +346,8 @@ struct RunJob {
 
 enum RunState {
     Queued(RunJob),
+    /// Lent to an outside decoder (external pools); the cursor may still decode it itself.
+    Lent(RunJob),
     Running,
     Done(Vec<Result<Arc<Block>>>),
     /// Taken by the consumer, or cancelled before anyone started it.
@@ -260,7 +409,7 @@ impl Run {
         let mut s = lock(&self.state);
         loop {
             match std::mem::replace(&mut *s, RunState::Gone) {
-                RunState::Queued(job) => {
+                RunState::Queued(job) | RunState::Lent(job) => {
                     drop(s);
                     stats.by_reader.fetch_add(1, Relaxed);
                     return job.table.read_run(job.first, job.count, job.verify);
@@ -279,7 +428,7 @@ impl Run {
     /// Drops the run's work if no worker has started it. True if it did.
     fn cancel(&self) -> bool {
         let mut s = lock(&self.state);
-        if matches!(*s, RunState::Queued(_)) {
+        if matches!(*s, RunState::Queued(_) | RunState::Lent(_)) {
             *s = RunState::Gone;
             return true;
         }
@@ -494,6 +643,26 @@ impl Drop for Readahead {
             }
         }
     }
+}
+
+/// Decodes a lent run's raw bytes (`sizes`: each block's length with its trailer): each
+/// block's contents, or the first block's error. What an outside decoder runs (its own wasm
+/// instance); the checks are those of `Table::read_run`.
+pub fn decode_run(raw: &[u8], sizes: &[u32], verify: bool, max_block_size: usize) -> Result<Vec<Vec<u8>>> {
+    let mut out = Vec::with_capacity(sizes.len());
+    let mut at = 0usize;
+    for &size in sizes {
+        let end = at
+            .checked_add(size as usize)
+            .filter(|&e| e <= raw.len())
+            .ok_or_else(|| Error::corruption("a lent run is shorter than its block sizes"))?;
+        out.push(super::format::decode_block_slice(&raw[at..end], verify, max_block_size)?.data);
+        at = end;
+    }
+    if at != raw.len() {
+        return Err(Error::corruption("a lent run is longer than its block sizes"));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -275,6 +275,35 @@ impl Table {
             .collect()
     }
 
+    /// The raw bytes of data blocks `first..first + count` (laid end to end, trailers
+    /// included) with one read, and each block's length in them: a run for an outside decoder
+    /// (`readahead::decode_run`).
+    pub fn read_run_raw(&self, first: usize, count: usize) -> Result<(Vec<u8>, Vec<u32>)> {
+        let handles = match self.data_handles()? {
+            h if count > 0 && first + count <= h.len() => &h[first..first + count],
+            _ => return Err(Error::internal("a readahead run outside its table's blocks")),
+        };
+        let max = self.settings.max_block_size;
+        for h in handles {
+            check_handle(*h, self.size, max).map_err(|e| e.in_file(self.name.clone()))?;
+        }
+        let span_start = handles[0].offset;
+        let last = handles[handles.len() - 1];
+        let span = (last.offset + last.size + BLOCK_TRAILER_SIZE as u64).saturating_sub(span_start);
+        let raw = read_exact_at(&*self.file, span_start, span as usize)
+            .map_err(|e| e.in_file(self.name.clone()))?;
+        let sizes = handles
+            .iter()
+            .map(|h| (h.size + BLOCK_TRAILER_SIZE as u64) as u32)
+            .collect();
+        Ok((raw, sizes))
+    }
+
+    /// The largest decoded block this table's reader accepts.
+    pub fn max_block_size(&self) -> usize {
+        self.settings.max_block_size
+    }
+
     /// An iterator over all entries (internal keys).
     pub fn iter(self: &Arc<Self>, options: ReadOptions) -> TableIterator {
         self.iter_then(options, None)

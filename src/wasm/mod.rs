@@ -181,6 +181,11 @@ fn parse_options(obj: &JsValue) -> Result<Options, JsValue> {
     if let Some(n) = size("maxOpenFiles", 16.0, 1_000_000.0)? {
         o.max_open_files = n as usize;
     }
+    // Scans lend runs of compressed blocks to decoders outside the engine (JS workers); the
+    // number only switches it on here (the host runs the decoders).
+    if let Some(n) = size("decodeWorkers", 0.0, 64.0)? {
+        o.readahead_threads = n as usize;
+    }
     o.background_thread = false;
     Ok(o)
 }
@@ -391,6 +396,87 @@ impl Database {
         ])
     }
 
+    /// A scan in steps (`ScanCursor::step`), so the host can lend and deliver readahead runs
+    /// between steps (decode workers); the figures are `scan()`'s.
+    #[wasm_bindgen(js_name = scanCursor)]
+    pub fn scan_cursor(&self) -> Result<ScanCursor, JsValue> {
+        let options = ReadOptions {
+            fill_cache: false,
+            readahead: true,
+            ..ReadOptions::default()
+        };
+        let mut it = self.db()?.iter(&options);
+        it.seek_to_first();
+        Ok(ScanCursor {
+            it: Some(it),
+            stats: crate::db::ScanStats::default(),
+        })
+    }
+
+    /// Up to `max` queued readahead runs lent to outside decoders, packed: `[count u32]`
+    /// then per run `[id f64][verify u8][max_block_size u32][blocks u32][size u32 × blocks]
+    /// [raw_len u32][raw]`. Empty unless the database was opened with `decodeWorkers`.
+    #[wasm_bindgen(js_name = lendRuns)]
+    pub fn lend_runs(&self, max: u32) -> Result<Vec<u8>, JsValue> {
+        let runs = match self.db()?.table_cache().readahead() {
+            Some(pool) => pool.lend(max as usize),
+            None => Vec::new(),
+        };
+        let mut out = Vec::new();
+        out.extend_from_slice(&(runs.len() as u32).to_le_bytes());
+        for r in runs {
+            out.extend_from_slice(&(r.id as f64).to_le_bytes());
+            out.push(r.verify as u8);
+            out.extend_from_slice(&r.max_block_size.to_le_bytes());
+            out.extend_from_slice(&(r.sizes.len() as u32).to_le_bytes());
+            for s in &r.sizes {
+                out.extend_from_slice(&s.to_le_bytes());
+            }
+            out.extend_from_slice(&(r.raw.len() as u32).to_le_bytes());
+            out.extend_from_slice(&r.raw);
+        }
+        Ok(out)
+    }
+
+    /// The decoded blocks of lent run `id`, packed as `decodeRun` returns them. Ignored when
+    /// the cursor got there first.
+    #[wasm_bindgen(js_name = deliverRun)]
+    pub fn deliver_run(&self, id: f64, packed: &[u8]) -> Result<(), JsValue> {
+        let Some(pool) = self.db()?.table_cache().readahead() else {
+            return Ok(());
+        };
+        match unpack_blocks(packed) {
+            Some(blocks) => pool.deliver(id as u64, blocks),
+            None => pool.abandon(id as u64),
+        }
+        Ok(())
+    }
+
+    /// Lent run `id`'s decoder failed or went away: its cursor decodes it.
+    #[wasm_bindgen(js_name = abandonRun)]
+    pub fn abandon_run(&self, id: f64) -> Result<(), JsValue> {
+        if let Some(pool) = self.db()?.table_cache().readahead() {
+            pool.abandon(id as u64);
+        }
+        Ok(())
+    }
+
+    /// Readahead counters as JSON (`runsLent`, `runsByWorkers`: delivered in time,
+    /// `runsByReader`: decoded by the cursor itself, ...); `null` without decode workers.
+    #[wasm_bindgen(js_name = readaheadStats)]
+    pub fn readahead_stats(&self) -> Result<String, JsValue> {
+        Ok(match self.db()?.table_cache().readahead() {
+            None => "null".to_string(),
+            Some(pool) => {
+                let s = pool.stats();
+                format!(
+                    "{{\"runsScheduled\":{},\"runsLent\":{},\"runsByWorkers\":{},\"runsByReader\":{},\"runsCancelled\":{},\"blocksDelivered\":{}}}",
+                    s.runs_scheduled, s.runs_lent, s.runs_by_workers, s.runs_by_reader, s.runs_cancelled, s.blocks_delivered
+                )
+            }
+        })
+    }
+
     #[wasm_bindgen(js_name = compactRange)]
     pub fn compact_range(
         &self,
@@ -591,6 +677,81 @@ impl Cursor {
     pub fn close(&mut self) {
         self.it = None;
     }
+}
+
+/// A scan in steps: each `step` adds up to `max` entries to the figures.
+#[wasm_bindgen]
+pub struct ScanCursor {
+    it: Option<crate::db::DbIter>,
+    stats: crate::db::ScanStats,
+}
+
+#[wasm_bindgen]
+impl ScanCursor {
+    /// Adds entries until `max_bytes` of keys and values were added; true once every entry
+    /// was added.
+    pub fn step(&mut self, max_bytes: u32) -> Result<bool, JsValue> {
+        let it = self
+            .it
+            .as_mut()
+            .ok_or_else(|| invalid("scan cursor is closed"))?;
+        let mut bytes = 0usize;
+        while bytes < max_bytes as usize && it.valid() {
+            let (k, v) = (it.key(), it.value());
+            bytes += k.len() + v.len() + 16;
+            self.stats.add(k, v);
+            it.next();
+        }
+        if it.valid() {
+            return Ok(false);
+        }
+        it.status().map_err(js_err)?;
+        Ok(true)
+    }
+
+    /// `[entries, key bytes, value bytes, CRC-32C]` so far.
+    pub fn figures(&self) -> Vec<f64> {
+        let s = &self.stats;
+        vec![s.entries as f64, s.key_bytes as f64, s.value_bytes as f64, s.crc32c as f64]
+    }
+
+    pub fn close(&mut self) {
+        self.it = None;
+    }
+}
+
+/// `[count u32]` then per block `[len u32][bytes]`; `None` if malformed.
+fn unpack_blocks(packed: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let u32_at = |at: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(packed.get(at..at + 4)?.try_into().ok()?))
+    };
+    let count = u32_at(0)? as usize;
+    let mut at = 4;
+    let mut out = Vec::with_capacity(count.min(4096));
+    for _ in 0..count {
+        let len = u32_at(at)? as usize;
+        at += 4;
+        out.push(packed.get(at..at.checked_add(len)?)?.to_vec());
+        at += len;
+    }
+    (at == packed.len()).then_some(out)
+}
+
+/// Decodes a lent readahead run (what a decode worker runs, in its own wasm instance):
+/// `raw` holds the blocks end to end with their trailers, `sizes` each one's length. Returns
+/// the blocks packed as `[count u32]` then per block `[len u32][contents]`; a block that fails
+/// its checksum or does not decompress is an error (the engine's cursor then decodes the run
+/// itself and reports it where the block is read).
+#[wasm_bindgen(js_name = decodeRun)]
+pub fn decode_run(raw: &[u8], sizes: &[u32], verify: bool, max_block_size: u32) -> Result<Vec<u8>, JsValue> {
+    let blocks = crate::table::readahead::decode_run(raw, sizes, verify, max_block_size as usize).map_err(js_err)?;
+    let mut out = Vec::with_capacity(4 + blocks.iter().map(|b| b.len() + 4).sum::<usize>());
+    out.extend_from_slice(&(blocks.len() as u32).to_le_bytes());
+    for b in &blocks {
+        out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+        out.extend_from_slice(b);
+    }
+    Ok(out)
 }
 
 /// Zips files into a zip archive (`names[i]` holds `files[i]`, a Uint8Array): tables

@@ -1,0 +1,209 @@
+// Decode workers: a pool of workers (Node worker_threads, browser dedicated workers), each with
+// its own wasm instance, that inflate the runs of compressed blocks a scan's readahead lends
+// out (src/table/readahead.rs, external pools). No SharedArrayBuffer: a run's raw bytes are
+// transferred to a worker and its decoded blocks transferred back.
+//
+// Invariants:
+// - Every `decode` settles: with the worker's answer, or `{ ok: false }` when the worker failed
+//   or was terminated (the engine's cursor then decodes the run itself), so a scan never waits
+//   on a dead worker and never returns a wrong figure.
+// - Jobs go to the least loaded live worker; a dead worker is dropped from the pool.
+// - `scanWithDecoders` keeps at most RUNS_PER_WORKER runs in flight per worker, lending more
+//   between steps of the scan, and yields to the event loop between steps so answers arrive.
+
+/** The messages between the pool and a decode worker. */
+export interface DecodeRequest {
+  id: number;
+  raw: Uint8Array;
+  sizes: Uint32Array;
+  verify: boolean;
+  max: number;
+}
+export type DecodeAnswer = { id: number; ok: true; packed: Uint8Array } | { id: number; ok: false; error?: string };
+
+/** A worker as the pool needs it (Node's and the browser's differ). */
+export interface DecodePort {
+  post(msg: DecodeRequest, transfer: ArrayBuffer[]): void;
+  /** Registers the answer handler and the "gone" handler (error or exit). */
+  listen(onAnswer: (a: DecodeAnswer) => void, onGone: (why: string) => void): void;
+  terminate(): void;
+}
+
+export const RUNS_PER_WORKER = 3;
+
+interface Member {
+  port: DecodePort;
+  pending: Map<number, (a: DecodeAnswer) => void>;
+  alive: boolean;
+}
+
+export class DecodePool {
+  private readonly members: Member[] = [];
+  private nextId = 1;
+  readonly stats = { sent: 0, answered: 0, failed: 0, workersLost: 0 };
+
+  constructor(
+    spawn: () => DecodePort,
+    readonly size: number,
+  ) {
+    for (let i = 0; i < size; i++) {
+      const m: Member = { port: spawn(), pending: new Map(), alive: true };
+      m.port.listen(
+        (a) => {
+          const done = m.pending.get(a.id);
+          if (!done) return;
+          m.pending.delete(a.id);
+          done(a);
+        },
+        () => this.lose(m),
+      );
+      this.members.push(m);
+    }
+  }
+
+  private lose(m: Member): void {
+    if (!m.alive) return;
+    m.alive = false;
+    this.stats.workersLost += 1;
+    for (const [id, done] of m.pending) done({ id, ok: false, error: 'the decode worker went away' });
+    m.pending.clear();
+  }
+
+  /** Live workers. */
+  get live(): number {
+    return this.members.filter((m) => m.alive).length;
+  }
+
+  /** Runs that can be in flight now. */
+  get capacity(): number {
+    return this.live * RUNS_PER_WORKER;
+  }
+
+  /** Decodes one run on the least loaded live worker; `{ ok: false }` if none can. */
+  decode(raw: Uint8Array, sizes: Uint32Array, verify: boolean, max: number): Promise<DecodeAnswer> {
+    const id = this.nextId++;
+    const live = this.members.filter((m) => m.alive);
+    if (live.length === 0) return Promise.resolve({ id, ok: false, error: 'no decode worker' });
+    const m = live.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
+    this.stats.sent += 1;
+    return new Promise((resolve) => {
+      m.pending.set(id, (a) => {
+        if (a.ok) this.stats.answered += 1;
+        else this.stats.failed += 1;
+        resolve(a);
+      });
+      try {
+        m.port.post({ id, raw, sizes, verify, max }, [raw.buffer as ArrayBuffer]);
+      } catch (e) {
+        m.pending.delete(id);
+        this.stats.failed += 1;
+        resolve({ id, ok: false, error: String(e) });
+      }
+    });
+  }
+
+  /** Terminates worker `i` at once (tests: a worker killed mid-scan). */
+  terminateWorker(i: number): void {
+    const m = this.members[i];
+    if (!m) return;
+    m.port.terminate();
+    this.lose(m);
+  }
+
+  close(): void {
+    for (const m of this.members) {
+      m.port.terminate();
+      this.lose(m);
+    }
+  }
+}
+
+/** One run lent by the engine (`Database.lendRuns` packing). */
+interface Lent {
+  id: number;
+  verify: boolean;
+  max: number;
+  sizes: Uint32Array;
+  raw: Uint8Array;
+}
+
+function unpackLent(packed: Uint8Array): Lent[] {
+  const view = new DataView(packed.buffer, packed.byteOffset, packed.byteLength);
+  const count = view.getUint32(0, true);
+  const out: Lent[] = [];
+  let at = 4;
+  for (let i = 0; i < count; i++) {
+    const id = view.getFloat64(at, true);
+    const verify = packed[at + 8] === 1;
+    const max = view.getUint32(at + 9, true);
+    const n = view.getUint32(at + 13, true);
+    at += 17;
+    const sizes = new Uint32Array(n);
+    for (let j = 0; j < n; j++) sizes[j] = view.getUint32(at + 4 * j, true);
+    at += 4 * n;
+    const len = view.getUint32(at, true);
+    at += 4;
+    out.push({ id, verify, max, sizes, raw: packed.slice(at, at + len) });
+    at += len;
+  }
+  return out;
+}
+
+/** What the scan needs from the engine's database object. */
+export interface ScanTarget {
+  scanCursor(): { step(max: number): boolean; figures(): Float64Array | number[]; free(): void };
+  lendRuns(max: number): Uint8Array;
+  deliverRun(id: number, packed: Uint8Array): void;
+  abandonRun(id: number): void;
+}
+
+/** Bytes of entries per scan step (between steps, answers are delivered and more runs lent):
+ * about a few runs' worth, so answers arrive before the cursor reaches their runs. */
+const STEP_BYTES = 256 * 1024;
+
+const yieldNow: () => Promise<void> = (() => {
+  const g = globalThis as { setImmediate?: (f: () => void) => void; MessageChannel?: typeof MessageChannel };
+  if (typeof g.setImmediate === 'function') return () => new Promise<void>((r) => g.setImmediate!(r));
+  if (typeof g.MessageChannel === 'function') {
+    // A macrotask without setTimeout's clamping: messages already queued (decoders' answers)
+    // are handled before it.
+    const ch = new g.MessageChannel();
+    const waiting: Array<() => void> = [];
+    ch.port1.onmessage = () => waiting.shift()?.();
+    return () =>
+      new Promise<void>((r) => {
+        waiting.push(r);
+        ch.port2.postMessage(0);
+      });
+  }
+  return () => new Promise<void>((r) => setTimeout(r, 0));
+})();
+
+/** A full scan with the pool decoding the readahead's runs: the figures `scan()` gives.
+ * `alive()` says whether the database is still open (answers after a close are dropped). */
+export async function scanWithDecoders(db: ScanTarget, pool: DecodePool, alive: () => boolean): Promise<number[]> {
+  const cursor = db.scanCursor();
+  let inflight = 0;
+  try {
+    for (;;) {
+      const room = pool.capacity - inflight;
+      if (room > 0) {
+        for (const run of unpackLent(db.lendRuns(room))) {
+          inflight += 1;
+          void pool.decode(run.raw, run.sizes, run.verify, run.max).then((a) => {
+            inflight -= 1;
+            if (!alive()) return;
+            if (a.ok) db.deliverRun(run.id, a.packed);
+            else db.abandonRun(run.id);
+          });
+        }
+      }
+      if (cursor.step(STEP_BYTES)) break;
+      if (!alive()) throw Object.assign(new Error('Database is not open'), { code: 'LEVEL_DATABASE_NOT_OPEN' });
+      await yieldNow();
+    }
+    return [...cursor.figures()];
+  } finally {
+    cursor.free();
+  }
+}

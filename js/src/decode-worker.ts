@@ -1,0 +1,31 @@
+// A decode worker in browsers (a dedicated worker started by the engine's worker): its own
+// instance of the engine's wasm module (compiled once by the engine's worker and sent as the
+// first message), inflating the runs of compressed blocks a scan lends out (decode-pool.ts).
+// Answers every request: decoded blocks, or an error.
+
+import init, { decodeRun } from '../wasm/strata.js';
+import type { DecodeRequest } from './decode-pool.js';
+
+const scope = self as unknown as {
+  onmessage: ((ev: MessageEvent<DecodeRequest | { module: WebAssembly.Module }>) => void) | null;
+  postMessage(msg: unknown, transfer?: Transferable[]): void;
+};
+
+let ready: Promise<unknown> | undefined;
+
+scope.onmessage = (ev) => {
+  const m = ev.data;
+  if ('module' in m) {
+    ready = init({ module_or_path: m.module });
+    return;
+  }
+  void (async () => {
+    try {
+      await ready;
+      const packed = decodeRun(m.raw, m.sizes, m.verify, m.max);
+      scope.postMessage({ id: m.id, ok: true, packed }, [packed.buffer as ArrayBuffer]);
+    } catch (e) {
+      scope.postMessage({ id: m.id, ok: false, error: String((e as Error)?.message ?? e) });
+    }
+  })();
+};
