@@ -45,7 +45,8 @@ const worldsDir = process.env.STRATA_WORLDS ?? path.resolve(repo, '../shared/wor
 // worker, a message per call (what a page's main thread gets); strata-idb: the engine in the
 // benchmark's worker over the IndexedDB store (the fallback without OPFS sync access handles).
 const ENGINES = ['strata-opfs', 'indexeddb', 'strata-opfs-hop', 'strata-idb'];
-const WORKLOADS = ['fillseq', 'readseq', 'fillrandom', 'readrandom', 'batch', ...(worldName ? ['scan'] : [])];
+const WORKLOADS = ['fillseq', 'readseq', 'fillrandom', 'readrandom', 'batch', ...(worldName ? ['scan', 'scan-workers'] : [])];
+const WORLD_WORKLOADS = ['scan', 'scan-workers'];
 
 execFileSync('bash', [path.join(repo, 'scripts/build-www.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
 const browserVersion = execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
@@ -95,7 +96,7 @@ try {
   const rows = pageJson.rows;
   const ops = (w, e) => rows.find((r) => r.workload === w && r.engine === e)?.opsPerSec;
   for (const w of WORKLOADS) {
-    for (const e of w === 'scan' ? ['strata-opfs'] : ENGINES) {
+    for (const e of WORLD_WORKLOADS.includes(w) ? ['strata-opfs'] : ENGINES) {
       if (!table.some((r) => r.workload === w && r.engine === e) || ops(w, e) === undefined) throw new Error(`no result for ${w} on ${e}`);
     }
   }
@@ -103,8 +104,10 @@ try {
     // The scan read the whole imported world: its entry count equals MANIFEST.tsv's.
     const tsv = fs.readFileSync(path.join(worldsDir, 'MANIFEST.tsv'), 'utf8').trim().split('\n').map((l) => l.split('\t'));
     const want = Number(tsv.find((f) => f[tsv[0].indexOf('name')] === world.name)?.[tsv[0].indexOf('entries')]);
-    const got = rows.find((r) => r.workload === 'scan').ops;
-    if (got !== want || world.entries !== want) throw new Error(`scan of ${world.name}: ${got} entries (viewer ${world.entries}), MANIFEST.tsv says ${want}`);
+    for (const w of WORLD_WORKLOADS) {
+      const got = rows.find((r) => r.workload === w).ops;
+      if (got !== want || world.entries !== want) throw new Error(`${w} of ${world.name}: ${got} entries (viewer ${world.entries}), MANIFEST.tsv says ${want}`);
+    }
   }
   const summary = WORKLOADS.map((w) => {
     const s = ops(w, 'strata-opfs');

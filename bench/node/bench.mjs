@@ -113,11 +113,23 @@ const check = (name, got) => {
   }
 };
 
+const nat0 = await timed(() => JSON.parse(execFileSync(native, ['scan', '--json', '--readahead-threads', '0', world], { encoding: 'utf8' })));
+record('scan', 'strata native (CLI, --readahead-threads 0: decoding on the reading thread)', nat0.seconds);
+const cores = os.availableParallelism?.() ?? os.cpus().length;
+for (const decodeWorkers of [...new Set([1, cores - 1])].filter((n) => n > 0)) {
+  const db = await open(world, { readOnly: true, profile: 'bedrock', decodeWorkers });
+  await db.scan(); // starts the workers (their wasm instances) before the timed run
+  const s = await timed(() => db.scan());
+  check(`strata-level scan with ${decodeWorkers} decode workers`, s.result);
+  const stats = await db.decodeStats();
+  record('scan', `strata-level wasm, db.scan() with ${decodeWorkers} decode worker${decodeWorkers > 1 ? 's' : ''}`, s.seconds, { decode: stats.readahead });
+  await db.close();
+}
 {
-  const db = await open(world, { readOnly: true, profile: 'bedrock' });
+  const db = await open(world, { readOnly: true, profile: 'bedrock', decodeWorkers: 0 });
   const s = await timed(() => db.scan());
   check('strata-level scan', s.result);
-  record('scan', 'strata-level wasm, db.scan()', s.seconds);
+  record('scan', 'strata-level wasm, db.scan() (decodeWorkers 0)', s.seconds);
   const it = await timed(() => iterateFigures(db.iterator({ fillCache: false })));
   check('strata-level iterate', it.result);
   record('scan', 'strata-level wasm, iterate in JS', it.seconds);

@@ -70,7 +70,7 @@ export interface NbtRoot {
   value: unknown;
 }
 
-export interface WorldOpenOptions extends Pick<OpenOptions, 'storage' | 'files' | 'cacheSize' | 'paranoidChecks'> {
+export interface WorldOpenOptions extends Pick<OpenOptions, 'storage' | 'files' | 'cacheSize' | 'paranoidChecks' | 'decodeWorkers'> {
   /** Open for editing (default false: read-only). */
   writable?: boolean;
 }

@@ -60,13 +60,17 @@ afterAll(async () => {
 });
 
 describe('browser (dedicated worker)', () => {
-  worldTest('every shared world copied into OPFS gives the manifest figures', async () => {
+  worldTest('every shared world copied into OPFS gives the manifest figures (scans with the default decode workers)', async () => {
+    let byWorkers = 0;
+    const cores = await page.evaluate(() => navigator.hardwareConcurrency);
     for (const w of worlds()) {
-      const r = await run<{ bytes: number; entries: number; keyBytes: number; valueBytes: number; crc32c: number; scan: object }>(
+      const r = await run<{ bytes: number; entries: number; keyBytes: number; valueBytes: number; crc32c: number; scan: object; decodedByWorkers: number | null; decodeWorkers: number }>(
         page,
         'opfsWorld',
         w.name,
       );
+      expect(r.decodeWorkers).toBe(cores - 1);
+      byWorkers += r.decodedByWorkers ?? 0;
       const dbDir = path.join(worldsDir, w.name, 'db');
       const size = fs.readdirSync(dbDir).reduce((n, f) => n + fs.statSync(path.join(dbDir, f)).size, 0);
       const want = { entries: w.entries, keyBytes: w.keyBytes, valueBytes: w.valueBytes, crc32c: w.crc32c };
@@ -77,6 +81,8 @@ describe('browser (dedicated worker)', () => {
       });
       expect(r.scan).toEqual(want);
     }
+    console.log(`Chromium: ${byWorkers} runs of blocks decoded by decode workers over every shared world`);
+    expect(byWorkers).toBeGreaterThan(100);
   });
 
   worldTest('a world picked with the folder picker opens read-only in place', async () => {

@@ -684,7 +684,7 @@ describe('world viewer in Chromium', () => {
     expect(shown).toEqual(['ready', ...[row.entries, row.keyBytes, row.valueBytes, row.crc32c].map(String), chunks]);
   });
 
-  test('the benchmark page completes a small run with a row for every workload and engine', async () => {
+  test('the benchmark page: a small run with a row for every workload and engine, copied as Markdown and JSON; a world loaded on the page and scanned with and without decode workers', async () => {
     const bench = await context.newPage();
     bench.on('pageerror', (e) => console.error('bench page error:', e));
     await bench.goto(`${origin}/bench.html?entries=400&valueSize=100&batchSize=50&auto=1`);
@@ -700,6 +700,45 @@ describe('world viewer in Chromium', () => {
     }
     expect(rows).toEqual(want);
     expect(await bench.isVisible('#bench-download')).toBe(true);
+    // Workloads and engines are checkboxes showing the URL's configuration.
+    const boxes = (set: string) => bench.$$eval(`#${set} input`, (ins) => ins.map((i) => [(i as HTMLInputElement).value, (i as HTMLInputElement).checked]));
+    expect(await boxes('cfg-workloads')).toEqual([['fillseq', true], ['readseq', true], ['fillrandom', true], ['readrandom', true], ['batch', true], ['scan', false], ['scan-workers', false]]);
+    expect(await boxes('cfg-engines')).toEqual([['strata-opfs', true], ['indexeddb', true], ['strata-opfs-hop', false], ['strata-idb', false]]);
+    // The results as Markdown and as JSON (what the copy buttons put on the clipboard).
+    await bench.click('#bench-copy-md');
+    await bench.waitForSelector('#bench-copied[data-copied="Markdown"]', { state: 'attached' });
+    const md = await bench.evaluate(() => (window as unknown as { strataBenchCopied: string }).strataBenchCopied);
+    expect(md.split('\n').filter((l) => /^\| (fill|read|batch)/.test(l)).length).toBe(10);
+    expect(md).toContain(`${await bench.evaluate(() => navigator.hardwareConcurrency)} hardware threads`);
+    await bench.click('#bench-copy-json');
+    await bench.waitForSelector('#bench-copied[data-copied="JSON"]', { state: 'attached' });
+    const json = JSON.parse(await bench.evaluate(() => (window as unknown as { strataBenchCopied: string }).strataBenchCopied)) as { rows: unknown[]; env: { hardwareConcurrency: number } };
+    expect(json.rows.length).toBe(10);
+    // A world loaded on the page itself (a .mcworld, copied into browser storage) and scanned
+    // with and without decode workers.
+    const row = worlds().find((r) => r.name === 'amulet_1_18_vanilla')!;
+    await bench.setInputFiles('#bench-mcworld', path.join(zips, 'amulet_1_18_vanilla.mcworld'));
+    await bench.waitForFunction(() => ['idle', 'error'].includes(document.body.dataset.state ?? '') && (document.getElementById('cfg-world') as HTMLSelectElement).value !== '', undefined, { timeout: 120_000 });
+    expect(await bench.$eval('#cfg-world', (s) => (s as HTMLSelectElement).value)).toBe('viewer/amulet_1_18_vanilla');
+    expect(new URL(bench.url()).searchParams.get('world')).toBe('viewer/amulet_1_18_vanilla');
+    for (const box of await bench.$$('#cfg-workloads input')) {
+      const v = await box.getAttribute('value');
+      if (v === 'scan' || v === 'scan-workers') await box.check();
+      else await box.uncheck();
+    }
+    for (const box of await bench.$$('#cfg-engines input')) {
+      if ((await box.getAttribute('value')) === 'strata-opfs') await box.check();
+      else await box.uncheck();
+    }
+    await bench.click('#run-bench');
+    await bench.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), undefined, { timeout: 120_000 });
+    expect(await bench.getAttribute('body', 'data-state'), (await bench.textContent('#message')) ?? '').toBe('done');
+    const scans = await bench.$$eval('#bench-results tbody tr', (trs) => trs.map((tr) => [(tr as HTMLElement).dataset.workload, tr.children[2]!.textContent, tr.children[6]!.textContent!.endsWith('×')]));
+    expect(scans).toEqual([
+      ['scan', row.entries.toLocaleString('en'), false],
+      ['scan-workers', row.entries.toLocaleString('en'), true],
+    ]);
+    await bench.screenshot({ path: path.join(artifacts, 'bench-world.png'), fullPage: true });
     await bench.close();
   });
 

@@ -2,7 +2,11 @@
 // reproducible: entries, valueSize, batchSize, workloads, engines, world (an OPFS location
 // imported by the viewer, for scan), auto (start on load).
 
-export const WORKLOADS = ['fillseq', 'readseq', 'fillrandom', 'readrandom', 'batch', 'scan'] as const;
+// scan: the chosen world scanned by the engine alone (decodeWorkers 0); scan-workers: the
+// same scan with the default decode workers (cores - 1), Strata over OPFS only.
+export const WORKLOADS = ['fillseq', 'readseq', 'fillrandom', 'readrandom', 'batch', 'scan', 'scan-workers'] as const;
+/** Workloads that read the chosen world (they need one). */
+export const WORLD_WORKLOADS: readonly string[] = ['scan', 'scan-workers'];
 // strata-opfs: the engine in the benchmark's own worker (the package's `engine: 'auto'` there);
 // strata-opfs-hop: the engine in the package's worker, one message per awaited call (what a
 // page's main thread gets); strata-idb: the engine in the benchmark's worker over the IndexedDB
@@ -51,7 +55,7 @@ export function readConfig(search: string): BenchConfig {
     entries: int(p.get('entries'), 10_000, 1, 10_000_000),
     valueSize: int(p.get('valueSize'), 100, 0, 1 << 20),
     batchSize: int(p.get('batchSize'), 100, 1, 100_000),
-    workloads: list(p.get('workloads'), WORKLOADS, world ? WORKLOADS : WORKLOADS.filter((w) => w !== 'scan')),
+    workloads: list(p.get('workloads'), WORKLOADS, world ? WORKLOADS : WORKLOADS.filter((w) => !WORLD_WORKLOADS.includes(w))),
     engines: list(p.get('engines'), ENGINES, DEFAULT_ENGINES),
     world,
     auto: p.get('auto') === '1',

@@ -1,13 +1,18 @@
-// The benchmark page: reads the configuration from the URL, runs each engine in a fresh
-// worker (bench-worker.ts), fills #bench-results (one row per workload and engine, with
-// data-workload and data-engine; ratio = Strata's ops/s over IndexedDB's for the workload),
-// draws a bar chart (Chart.js, log scale) and offers the results as JSON with the browser
-// and hardware concurrency. body[data-state] is idle | running | done | error.
+// The benchmark page: reads the configuration from the URL (and keeps it there), runs each
+// engine in a fresh worker (bench-worker.ts), fills #bench-results (one row per workload and
+// engine, with data-workload and data-engine; ratio = this row's ops/s over IndexedDB's for
+// the workload; scan-workers over scan), draws a bar chart (Chart.js, log scale) and offers the
+// results as Markdown or JSON (copied, or downloaded) with the browser and core count.
+// Workloads and engines are checkboxes. A Bedrock world for the scans is loaded here (a
+// .mcworld or a world folder, picked or dropped, copied into browser storage) or chosen among
+// those already there. body[data-state] is idle | loading | running | done | error.
 
 import { BarController, BarElement, CategoryScale, Chart, Legend, LogarithmicScale, Tooltip } from 'chart.js';
 
-import { importedWorlds } from './imported.js';
-import { ENGINES, WORKLOADS, configQuery, readConfig, type BenchConfig, type BenchRow, type Engine } from './bench-config.js';
+import { importFolder, importedWorlds } from './imported.js';
+import { filesOfEntry, filesOfInput, worldRoot, type PickedFile } from './picked.js';
+import { unzipWorld } from './unzip.js';
+import { ENGINES, WORKLOADS, WORLD_WORKLOADS, configQuery, readConfig, type BenchConfig, type BenchRow, type Engine } from './bench-config.js';
 
 Chart.register(BarController, BarElement, CategoryScale, LogarithmicScale, Legend, Tooltip);
 
@@ -24,6 +29,47 @@ function say(text: string, kind: 'info' | 'busy' | 'error' = 'info'): void {
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
+/** A row's ops/s over IndexedDB's for the same workload; a scan with decode workers over the
+ * scan without. '' where there is nothing to compare with. */
+function ratioOf(rows: BenchRow[], r: BenchRow): string {
+  const base =
+    r.workload === 'scan-workers'
+      ? rows.find((x) => x.workload === 'scan' && x.engine === r.engine)
+      : r.engine === 'indexeddb'
+        ? undefined
+        : rows.find((x) => x.workload === r.workload && x.engine === 'indexeddb');
+  return base ? `${fmt(r.opsPerSec / base.opsPerSec, 2)}×` : '';
+}
+
+let lastResults: { config: BenchConfig; env: Record<string, unknown>; rows: BenchRow[] } | undefined;
+
+function markdown(res: NonNullable<typeof lastResults>): string {
+  const lines = [
+    `Strata browser benchmark, ${res.env.date as string}`,
+    '',
+    `${res.env.userAgent as string}; ${res.env.hardwareConcurrency as number} hardware threads. ${res.config.entries.toLocaleString('en')} entries of ${res.config.valueSize} bytes, batches of ${res.config.batchSize}${res.config.world ? `; world ${res.config.world}` : ''}.`,
+    '',
+    '| workload | engine | ops | seconds | ops/s | MB/s | ratio |',
+    '|---|---|---:|---:|---:|---:|---:|',
+    ...res.rows.map((r) => `| ${r.workload} | ${r.engine} | ${fmt(r.ops)} | ${fmt(r.seconds, 3)} | ${fmt(r.opsPerSec)} | ${fmt(r.mbPerSec, 2)} | ${ratioOf(res.rows, r) || '—'} |`),
+    '',
+    `Ratio: ops/s over IndexedDB's (browser-level) for the workload; scan-workers over scan. Configuration: ${location.origin}${location.pathname}${configQuery(res.config)}`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+async function copy(text: string, what: string): Promise<void> {
+  const note = $('bench-copied');
+  (window as unknown as { strataBenchCopied?: string }).strataBenchCopied = text;
+  try {
+    await navigator.clipboard.writeText(text);
+    note.textContent = `${what} copied.`;
+  } catch {
+    note.textContent = `${what}: the browser refused the clipboard; use the download link.`;
+  }
+  note.dataset.copied = what;
+}
+
 function render(rows: BenchRow[]): void {
   const ops = (w: string, e: Engine) => rows.find((r) => r.workload === w && r.engine === e)?.opsPerSec;
   tbody.replaceChildren(
@@ -31,9 +77,7 @@ function render(rows: BenchRow[]): void {
       const tr = document.createElement('tr');
       tr.dataset.workload = r.workload;
       tr.dataset.engine = r.engine;
-      const s = ops(r.workload, 'strata-opfs');
-      const i = ops(r.workload, 'indexeddb');
-      const ratio = r.engine === 'strata-opfs' && s !== undefined && i !== undefined ? `${fmt(s / i, 2)}×` : '';
+      const ratio = ratioOf(rows, r);
       for (const v of [r.workload, r.engine, fmt(r.ops), fmt(r.seconds, 3), fmt(r.opsPerSec), fmt(r.mbPerSec, 2), ratio]) {
         const td = document.createElement('td');
         td.textContent = v;
@@ -76,16 +120,90 @@ function runEngine(engine: Engine, config: BenchConfig, onRow: (r: BenchRow) => 
   }).finally(() => worker.terminate());
 }
 
+const checked = (set: string) => [...document.querySelectorAll<HTMLInputElement>(`#${set} input[type=checkbox]:checked`)].map((i) => i.value);
+
 function formConfig(): BenchConfig {
   const q = new URLSearchParams({
     entries: $<HTMLInputElement>('cfg-entries').value,
     valueSize: $<HTMLInputElement>('cfg-valueSize').value,
     batchSize: $<HTMLInputElement>('cfg-batchSize').value,
-    workloads: $<HTMLInputElement>('cfg-workloads').value,
-    engines: $<HTMLInputElement>('cfg-engines').value,
+    workloads: checked('cfg-workloads').join(','),
+    engines: checked('cfg-engines').join(','),
     world: $<HTMLSelectElement>('cfg-world').value,
   });
   return readConfig(`?${q.toString()}`);
+}
+
+/** One checkbox per name in `all`, checked where `on` has it. */
+function boxes(set: string, all: readonly string[], on: readonly string[], title: (n: string) => string): void {
+  const fs = $(set);
+  for (const name of all) {
+    const label = document.createElement('label');
+    const box = document.createElement('input');
+    box.type = 'checkbox';
+    box.value = name;
+    box.checked = on.includes(name);
+    label.title = title(name);
+    label.append(box, ` ${name}`);
+    fs.append(label);
+  }
+}
+
+const ENGINE_TITLES: Record<string, string> = {
+  'strata-opfs': "Strata over OPFS, the engine in the benchmark's own worker (no message per call)",
+  'strata-opfs-hop': "Strata over OPFS, the engine in the package's worker: a message per call, as from a page",
+  'strata-idb': "Strata over its IndexedDB store (what browsers without OPFS sync access handles get)",
+  indexeddb: 'IndexedDB through browser-level',
+};
+
+function fillWorlds(selected: string | undefined): void {
+  const worldSel = $<HTMLSelectElement>('cfg-world');
+  worldSel.replaceChildren(new Option('none', ''));
+  for (const w of importedWorlds()) worldSel.append(new Option(`${w.name} (${w.files} files, ${fmt(w.bytes)} bytes)`, w.location));
+  worldSel.value = selected ?? '';
+}
+
+/** Copies a picked or dropped world into browser storage and selects it for the scans. */
+async function loadWorld(files: PickedFile[], what: string): Promise<void> {
+  const root = worldRoot(files);
+  if (root === undefined) {
+    say(`${what} holds no Bedrock world (no level.dat with a db folder).`, 'error');
+    return;
+  }
+  document.body.dataset.state = 'loading';
+  try {
+    const w = await importFolder(
+      files,
+      root,
+      (n, total, bytes, totalBytes) => say(`Copying ${what} into browser storage: ${n} of ${total} files, ${fmt(bytes)} of ${fmt(totalBytes)} bytes…`, 'busy'),
+      () => false,
+    );
+    fillWorlds(w.location);
+    for (const box of document.querySelectorAll<HTMLInputElement>('#cfg-workloads input')) if (WORLD_WORKLOADS.includes(box.value)) box.checked = true;
+    history.replaceState(null, '', configQuery(formConfig()));
+    say(`${w.name} is in browser storage (${w.files} files, ${fmt(w.bytes)} bytes): Run scans it.`);
+    document.body.dataset.state = 'idle';
+  } catch (e) {
+    say(`Copying ${what} failed: ${String((e as Error)?.message ?? e)}`, 'error');
+    document.body.dataset.state = 'error';
+  }
+}
+
+async function loadZip(file: File): Promise<void> {
+  document.body.dataset.state = 'loading';
+  say(`Unpacking ${file.name}…`, 'busy');
+  try {
+    const out = await unzipWorld(new Uint8Array(await file.arrayBuffer()));
+    const stem = file.name.replace(/\.(mcworld|zip)$/i, '').replace(/\//g, '_') || 'world';
+    const root = out.root === '' ? stem : `${stem}/${out.root}`;
+    await loadWorld(
+      out.files.map((f) => ({ path: `${root}/${f.name}`, file: new File([f.data as Uint8Array<ArrayBuffer>], f.name.split('/').pop()!) })),
+      `“${file.name}”`,
+    );
+  } catch (e) {
+    say(`${file.name}: ${String((e as Error)?.message ?? e)}`, 'error');
+    document.body.dataset.state = 'error';
+  }
 }
 
 async function run(config: BenchConfig): Promise<void> {
@@ -93,7 +211,7 @@ async function run(config: BenchConfig): Promise<void> {
   document.body.dataset.state = 'running';
   const rows: BenchRow[] = [];
   render(rows);
-  $('bench-download').hidden = true;
+  $('bench-export').hidden = true;
   try {
     for (const engine of config.engines) {
       say(`Running ${engine} (${config.entries.toLocaleString('en')} entries of ${config.valueSize} bytes)…`, 'busy');
@@ -103,9 +221,10 @@ async function run(config: BenchConfig): Promise<void> {
       });
     }
     const env = { userAgent: navigator.userAgent, hardwareConcurrency: navigator.hardwareConcurrency, date: new Date().toISOString() };
+    lastResults = { config, env, rows };
     const link = $<HTMLAnchorElement>('bench-download');
-    link.href = URL.createObjectURL(new Blob([JSON.stringify({ config, env, rows }, null, 2)], { type: 'application/json' }));
-    link.hidden = false;
+    link.href = URL.createObjectURL(new Blob([JSON.stringify(lastResults, null, 2)], { type: 'application/json' }));
+    $('bench-export').hidden = false;
     say(`Done: ${rows.length} results.`);
     document.body.dataset.state = 'done';
   } catch (e) {
@@ -118,20 +237,45 @@ const config = readConfig(location.search);
 $<HTMLInputElement>('cfg-entries').value = String(config.entries);
 $<HTMLInputElement>('cfg-valueSize').value = String(config.valueSize);
 $<HTMLInputElement>('cfg-batchSize').value = String(config.batchSize);
-$<HTMLInputElement>('cfg-workloads').value = config.workloads.join(',');
-$<HTMLInputElement>('cfg-engines').value = config.engines.join(',');
-const worldSel = $<HTMLSelectElement>('cfg-world');
-for (const w of importedWorlds()) {
-  const o = document.createElement('option');
-  o.value = w.location;
-  o.textContent = w.name;
-  worldSel.append(o);
-}
-worldSel.value = config.world ?? '';
-$('bench-env').textContent = `${navigator.userAgent} · hardware concurrency ${navigator.hardwareConcurrency}`;
+boxes('cfg-workloads', WORKLOADS, config.workloads, (w) => (WORLD_WORKLOADS.includes(w) ? `${w}: needs a world (Strata over OPFS only)` : w));
+boxes('cfg-engines', ENGINES, config.engines, (e) => ENGINE_TITLES[e] ?? e);
+fillWorlds(config.world);
+$('bench-env').textContent = `${navigator.userAgent} · ${navigator.hardwareConcurrency} hardware threads`;
 $('bench-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
   void run(formConfig());
+});
+$('bench-form').addEventListener('change', () => history.replaceState(null, '', configQuery(formConfig())));
+$('bench-open-mcworld').addEventListener('click', () => $<HTMLInputElement>('bench-mcworld').click());
+$('bench-open-folder').addEventListener('click', () => $<HTMLInputElement>('bench-folder').click());
+$<HTMLInputElement>('bench-mcworld').addEventListener('change', (ev) => {
+  const input = ev.target as HTMLInputElement;
+  const file = input.files?.[0];
+  if (file) void loadZip(file);
+  input.value = '';
+});
+$<HTMLInputElement>('bench-folder').addEventListener('change', (ev) => {
+  const input = ev.target as HTMLInputElement;
+  if (input.files && input.files.length > 0) void loadWorld(filesOfInput(input.files), 'the folder');
+  input.value = '';
+});
+document.addEventListener('dragover', (ev) => ev.preventDefault());
+document.addEventListener('drop', (ev) => {
+  ev.preventDefault();
+  const item = ev.dataTransfer?.items?.[0];
+  const entry = item?.webkitGetAsEntry?.();
+  if (entry?.isDirectory) {
+    void filesOfEntry(entry).then((files) => loadWorld(files, `the folder “${entry.name}”`));
+    return;
+  }
+  const file = ev.dataTransfer?.files?.[0];
+  if (file) void loadZip(file);
+});
+$('bench-copy-md').addEventListener('click', () => {
+  if (lastResults) void copy(markdown(lastResults), 'Markdown');
+});
+$('bench-copy-json').addEventListener('click', () => {
+  if (lastResults) void copy(`${JSON.stringify(lastResults, null, 2)}\n`, 'JSON');
 });
 document.body.dataset.state = 'idle';
 if (config.auto) void run(config);

@@ -57,8 +57,9 @@ window.strataTest = {
     const db = await open(location, { profile: 'bedrock' });
     const result = await figures(db);
     const scan = await db.scan();
+    const decode = await db.decodeStats();
     await db.close();
-    return { bytes, ...result, scan };
+    return { bytes, ...result, scan, decodedByWorkers: decode.readahead?.runsByWorkers ?? null, decodeWorkers: decode.pool?.live ?? 0 };
   },
 
   /** Opens the folder picked into #picker read-only, in place. */
