@@ -31,6 +31,8 @@ const SPARES_LOW = 24;
  * QuotaExceededError. (Its write() at the quota writes nothing and returns 0.) */
 const FIREFOX_NO_SPACE = 'NS_ERROR_FILE_NO_DEVICE_SPACE';
 const SPARES_HIGH = 48;
+/** Bytes of parked tables kept in memory after a whole-file read (least recently used go). */
+const PARKED_CACHE = 32 * 1024 * 1024;
 
 interface SyncHandle {
   read(buf: Uint8Array, opts: { at: number }): number;
@@ -47,6 +49,8 @@ interface Slot {
   handle: SyncHandle | null;
   /** A parked slot's content (header included). */
   file: File | null;
+  /** A parked slot's bytes after the header, read whole on first use (see PARKED_CACHE). */
+  bytes?: Uint8Array | null;
   path: string;
   gen: number;
   /** Open write/append descriptors (a slot with writers is never parked). */
@@ -103,6 +107,8 @@ export class OpfsPool implements StorageHost {
   /** Parked slots the engine removed, to delete from OPFS (named in the journal). */
   private pendingDeletes: Slot[] = [];
   private tick = 0;
+  private readonly parkedCache = new Map<Slot, Uint8Array>();
+  private parkedCacheBytes = 0;
   private readonly maxHandles: number;
   private readonly fds = new Map<number, Fd>();
   private readonly dirs = new Set<string>();
@@ -260,7 +266,36 @@ export class OpfsPool implements StorageHost {
     this.journal.flush();
   }
 
+  /** A parked table's bytes (after the header), from the bounded cache or read whole now. */
+  private parkedBytes(slot: Slot): Uint8Array {
+    const hit = this.parkedCache.get(slot);
+    if (hit) {
+      this.parkedCache.delete(slot); // most recently used last
+      this.parkedCache.set(slot, hit);
+      return hit;
+    }
+    const file = slot.file!;
+    const bytes = file.size > HEADER ? new Uint8Array(new FileReaderSync().readAsArrayBuffer(file.slice(HEADER))) : new Uint8Array(0);
+    this.parkedCache.set(slot, bytes);
+    this.parkedCacheBytes += bytes.length;
+    for (const [s, b] of this.parkedCache) {
+      if (this.parkedCacheBytes <= PARKED_CACHE || s === slot) break;
+      this.parkedCache.delete(s);
+      this.parkedCacheBytes -= b.length;
+    }
+    return bytes;
+  }
+
+  /** Drops a slot's cached bytes (unparked, removed or replaced). */
+  private uncache(slot: Slot): void {
+    const b = this.parkedCache.get(slot);
+    if (!b) return;
+    this.parkedCache.delete(slot);
+    this.parkedCacheBytes -= b.length;
+  }
+
   private async unpark(slot: Slot): Promise<void> {
+    this.uncache(slot);
     slot.handle = await openHandle(await this.dir.getFileHandle(slot.name), this.key);
     slot.file = null;
     this.handles.add(slot.handle);
@@ -319,6 +354,7 @@ export class OpfsPool implements StorageHost {
   }
 
   private free(slot: Slot): void {
+    this.uncache(slot);
     if (!slot.handle) {
       // Parked: named in the journal now (durable), deleted from OPFS by the next prepare().
       const line = encoder.encode(`${slot.name} ${slot.gen}\n`);
@@ -404,6 +440,8 @@ export class OpfsPool implements StorageHost {
   private closeHandles(): void {
     if (this.closed) return;
     this.closed = true;
+    this.parkedCache.clear();
+    this.parkedCacheBytes = 0;
     OpfsPool.live.delete(this.key);
     for (const h of [...this.handles, this.journal, this.lockHandle]) {
       try {
@@ -479,14 +517,13 @@ export class OpfsPool implements StorageHost {
     f.slot.used = ++this.tick;
     const handle = f.slot.handle;
     if (!handle) {
-      // Parked: the File snapshot, read synchronously (dedicated workers have FileReaderSync).
-      const file = f.slot.file!;
-      const start = Math.min(HEADER + offset, file.size);
-      const end = Math.min(start + buf.length, file.size);
-      if (end <= start) return 0;
-      const bytes = new Uint8Array(new FileReaderSync().readAsArrayBuffer(file.slice(start, end)));
-      buf.set(bytes);
-      return bytes.length;
+      // Parked: the table's bytes, read whole from its File snapshot on first use (one
+      // FileReaderSync read instead of one per block run: a scan reads every block of it).
+      const bytes = this.parkedBytes(f.slot);
+      const start = Math.min(offset, bytes.length);
+      const end = Math.min(start + buf.length, bytes.length);
+      buf.set(bytes.subarray(start, end));
+      return end - start;
     }
     let done = 0;
     while (done < buf.length) {

@@ -36,8 +36,11 @@ export class Cancelled extends Error {
   }
 }
 
-/** Copies the files under `root` into OPFS; `progress` after each file; `cancelled` is polled
- * between files. */
+const BATCH_BYTES = 32 * 1024 * 1024;
+const BATCH_FILES = 128;
+
+/** Copies the files under `root` into browser storage; `progress` after each batch of files;
+ * `cancelled` is polled between batches. */
 export async function importFolder(
   files: readonly PickedFile[],
   root: string,
@@ -54,11 +57,18 @@ export async function importFolder(
   await forget(location);
   let bytes = 0;
   try {
-    for (let i = 0; i < mine.length; i++) {
+    // Files go over in batches (up to BATCH_BYTES or BATCH_FILES each): one storage open per
+    // batch, not per file (a world of 1,200 tables took 19 minutes file by file).
+    for (let i = 0; i < mine.length; ) {
       if (cancelled()) throw new Cancelled();
-      const f = mine[i]!;
-      bytes += await importIntoOpfs(location, [{ name: f.path.slice(root.length + 1), data: f.file }]);
-      progress(i + 1, mine.length, bytes, totalBytes);
+      const batch: PickedFile[] = [];
+      let size = 0;
+      while (i < mine.length && batch.length < BATCH_FILES && (batch.length === 0 || size + mine[i]!.file.size <= BATCH_BYTES)) {
+        size += mine[i]!.file.size;
+        batch.push(mine[i++]!);
+      }
+      bytes += await importIntoOpfs(location, batch.map((f) => ({ name: f.path.slice(root.length + 1), data: f.file })));
+      progress(i, mine.length, bytes, totalBytes);
     }
   } catch (e) {
     await destroy(location).catch(() => {});
