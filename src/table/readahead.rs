@@ -648,7 +648,12 @@ impl Drop for Readahead {
 /// Decodes a lent run's raw bytes (`sizes`: each block's length with its trailer): each
 /// block's contents, or the first block's error. What an outside decoder runs (its own wasm
 /// instance); the checks are those of `Table::read_run`.
-pub fn decode_run(raw: &[u8], sizes: &[u32], verify: bool, max_block_size: usize) -> Result<Vec<Vec<u8>>> {
+pub fn decode_run(
+    raw: &[u8],
+    sizes: &[u32],
+    verify: bool,
+    max_block_size: usize,
+) -> Result<Vec<Vec<u8>>> {
     let mut out = Vec::with_capacity(sizes.len());
     let mut at = 0usize;
     for &size in sizes {
@@ -660,7 +665,9 @@ pub fn decode_run(raw: &[u8], sizes: &[u32], verify: bool, max_block_size: usize
         at = end;
     }
     if at != raw.len() {
-        return Err(Error::corruption("a lent run is longer than its block sizes"));
+        return Err(Error::corruption(
+            "a lent run is longer than its block sizes",
+        ));
     }
     Ok(out)
 }

@@ -281,7 +281,11 @@ impl Table {
     pub fn read_run_raw(&self, first: usize, count: usize) -> Result<(Vec<u8>, Vec<u32>)> {
         let handles = match self.data_handles()? {
             h if count > 0 && first + count <= h.len() => &h[first..first + count],
-            _ => return Err(Error::internal("a readahead run outside its table's blocks")),
+            _ => {
+                return Err(Error::internal(
+                    "a readahead run outside its table's blocks",
+                ))
+            }
         };
         let max = self.settings.max_block_size;
         for h in handles {

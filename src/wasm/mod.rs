@@ -712,7 +712,12 @@ impl ScanCursor {
     /// `[entries, key bytes, value bytes, CRC-32C]` so far.
     pub fn figures(&self) -> Vec<f64> {
         let s = &self.stats;
-        vec![s.entries as f64, s.key_bytes as f64, s.value_bytes as f64, s.crc32c as f64]
+        vec![
+            s.entries as f64,
+            s.key_bytes as f64,
+            s.value_bytes as f64,
+            s.crc32c as f64,
+        ]
     }
 
     pub fn close(&mut self) {
@@ -743,8 +748,14 @@ fn unpack_blocks(packed: &[u8]) -> Option<Vec<Vec<u8>>> {
 /// its checksum or does not decompress is an error (the engine's cursor then decodes the run
 /// itself and reports it where the block is read).
 #[wasm_bindgen(js_name = decodeRun)]
-pub fn decode_run(raw: &[u8], sizes: &[u32], verify: bool, max_block_size: u32) -> Result<Vec<u8>, JsValue> {
-    let blocks = crate::table::readahead::decode_run(raw, sizes, verify, max_block_size as usize).map_err(js_err)?;
+pub fn decode_run(
+    raw: &[u8],
+    sizes: &[u32],
+    verify: bool,
+    max_block_size: u32,
+) -> Result<Vec<u8>, JsValue> {
+    let blocks = crate::table::readahead::decode_run(raw, sizes, verify, max_block_size as usize)
+        .map_err(js_err)?;
     let mut out = Vec::with_capacity(4 + blocks.iter().map(|b| b.len() + 4).sum::<usize>());
     out.extend_from_slice(&(blocks.len() as u32).to_le_bytes());
     for b in &blocks {
