@@ -115,22 +115,26 @@ describe('bundler examples', () => {
       const wasm = out.filter((f) => f.endsWith('.wasm'));
       expect(wasm).toHaveLength(1);
       expect(sha(path.join(distDir, wasm[0]!))).toBe(sha(path.join(pkgDir, 'wasm/strata_bg.wasm')));
-      // Three scripts: the page's (which starts the worker), the worker's, and the engine as a
-      // lazy chunk for callers that are themselves dedicated workers (engine placement
-      // 'inline'). Bundlers split these differently (Vite gives the worker its own copy of the
-      // engine; webpack's worker loads the lazy chunk), but the engine (the OPFS host and the
-      // wasm's URL) is never in the page's script.
+      // Four scripts: the page's (which starts the worker), the worker's, the engine as a lazy
+      // chunk for callers that are themselves dedicated workers (engine placement 'inline'),
+      // and the decode worker (its own wasm instance). Bundlers split these differently (Vite
+      // gives the worker its own copy of the engine; webpack's worker loads the lazy chunk),
+      // but the engine (the OPFS host and the wasm's URL) is never in the page's script.
       const js = out.filter((f) => f.endsWith('.js'));
-      expect(js).toHaveLength(3);
+      expect(js).toHaveLength(4);
       const text = Object.fromEntries(js.map((f) => [f, fs.readFileSync(path.join(distDir, f), 'utf8')]));
-      const engineChunks = js.filter((f) => text[f]!.includes('createSyncAccessHandle'));
-      const pageChunk = js.filter((f) => text[f]!.includes('new Worker('));
+      const html = fs.readFileSync(path.join(distDir, 'index.html'), 'utf8');
+      const pageChunk = js.filter((f) => html.includes(path.posix.basename(f)));
       expect(pageChunk).toHaveLength(1);
+      const engineChunks = js.filter((f) => text[f]!.includes('createSyncAccessHandle'));
       expect(engineChunks.length).toBeGreaterThanOrEqual(1);
       expect(engineChunks).not.toContain(pageChunk[0]);
       for (const c of engineChunks) expect(text[c]!).toContain(path.posix.basename(wasm[0]!));
+      const decodeChunks = js.filter((f) => text[f]!.includes('decodeRun') && !text[f]!.includes('createSyncAccessHandle'));
+      expect(decodeChunks.length).toBeGreaterThanOrEqual(1);
+      expect(decodeChunks).not.toContain(pageChunk[0]);
+      expect(text[pageChunk[0]!]).toContain('new Worker(');
       expect(text[pageChunk[0]!]).not.toContain('createSyncAccessHandle');
-      expect(fs.readFileSync(path.join(distDir, 'index.html'), 'utf8')).toContain(path.posix.basename(pageChunk[0]!));
 
       const { server, origin } = (await serveDir(distDir)) as { server: { close(): void }; origin: string };
       const page = await context.newPage();

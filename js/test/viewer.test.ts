@@ -740,6 +740,11 @@ describe('world viewer in Chromium', () => {
     ]);
     await bench.screenshot({ path: path.join(artifacts, 'bench-world.png'), fullPage: true });
     await bench.close();
+    // Leave browser storage as the other tests expect it: the viewer deletes the copy.
+    await page.reload();
+    await page.waitForFunction(() => document.body.dataset.state === 'ready');
+    await page.click('#imported-list li[data-location="viewer/amulet_1_18_vanilla"] .delete-imported');
+    await page.waitForFunction(() => document.querySelector('#imported-list li[data-location="viewer/amulet_1_18_vanilla"]') === null);
   });
 
   test('hostile input shows a clear message and the page stays usable', async () => {

@@ -156,11 +156,11 @@ window.strataTest = {
     return (await navigator.storage.estimate()).usage;
   },
 
-  async quotaFill() {
+  async quotaFill(max = 20000) {
     const db = window.quotaDb;
     let acked = 0;
     let error;
-    for (; acked < 20000; acked++) {
+    for (; acked < max; acked++) {
       try {
         await db.put(quotaKey(acked), quotaValue(acked), { sync: true });
       } catch (e) {
@@ -350,7 +350,7 @@ window.strataTest = {
   },
 
   tabState() {
-    return { acked: window.acked?.length ?? 0, info: tabInfo(window.tabLocation ?? 'shared-tabs') };
+    return { acked: window.acked?.length ?? 0, keys: [...new Set(window.acked ?? [])], info: tabInfo(window.tabLocation ?? 'shared-tabs') };
   },
 
   async tabCheck(keys, storage) {
