@@ -275,6 +275,43 @@ describe('world viewer in Chromium', () => {
     });
   });
 
+  test('browser storage full during a copy: a clear message, nothing kept, the page still works', async () => {
+    const dir = path.join(worldsDir, 'amulet_1_18_vanilla');
+    const cdp = await context.newCDPSession(page);
+    const usage = await page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
+    // 2 MiB more than the origin uses: the world's 15 MB cannot fit.
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: usage + 2 * 1024 * 1024 });
+    let shown: Shown;
+    try {
+      await page.check('#import-opfs');
+      shown = await openWith('#open-folder', dir);
+      await page.uncheck('#import-opfs');
+    } finally {
+      await cdp.send('Storage.overrideQuotaForOrigin', { origin });
+    }
+    expect(shown.state).toBe('error');
+    console.log(`copy at a full quota: ${shown.message}`);
+    expect(shown.message).toBe('Browser storage is full: “amulet_1_18_vanilla” was not copied, and nothing of it was kept. Delete a world below to make room, or open it without copying.');
+    // Nothing half-written is kept: not listed, and no folder left in OPFS.
+    expect(await page.$$eval('#imported-list li', (lis) => lis.length)).toBe(0);
+    const left = await page.evaluate(async () => {
+      const root = await navigator.storage.getDirectory();
+      const names: string[] = [];
+      try {
+        const viewer = await root.getDirectoryHandle('viewer');
+        for await (const name of (viewer as unknown as { keys(): AsyncIterable<string> }).keys()) names.push(name);
+      } catch {
+        // no viewer folder at all
+      }
+      return names;
+    });
+    expect(left).toEqual([]);
+    // The page still works: a world opens (in memory) with its exact figures.
+    const row = worlds().find((r) => r.name === 'amulet_1_16')!;
+    const again = await openWith('#open-mcworld', path.join(zips, 'amulet_1_16.mcworld'));
+    expect([again.state, again.crc32c]).toEqual(['ready', String(row.crc32c)]);
+  });
+
   test('the demo world offered by the server opens', async () => {
     const chunks = execFileSync(releaseCli, ['world', 'chunks', path.join(zips, 'demo')], { encoding: 'utf8' }).trim();
     expect(chunks).toBe('1024');

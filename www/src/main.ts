@@ -488,7 +488,12 @@ async function importAndOpen(files: PickedFile[], root: string): Promise<void> {
       await load(`“${w.name}” (browser storage)`, () => openOpfsWorld(w.location));
     }
   } catch (e) {
-    if (gen === generation) showError(e instanceof Cancelled ? 'The import was cancelled; nothing was kept.' : describe(e, `the folder “${root}”`));
+    if (gen !== generation) return;
+    if (e instanceof Cancelled) showError('The import was cancelled; nothing was kept.');
+    else if ((e as { kind?: string }).kind === 'NoSpace') {
+      // importFolder deleted what was copied before the refusal.
+      showError(`Browser storage is full: “${root}” was not copied, and nothing of it was kept. Delete a world below to make room, or open it without copying.`);
+    } else showError(describe(e, `the folder “${root}”`));
   } finally {
     box.hidden = true;
   }
