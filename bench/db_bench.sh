@@ -110,6 +110,8 @@ for p in ${PEER_LIST[@]+"${PEER_LIST[@]}"}; do
 done
 
 DATE=$(date -u +%Y-%m-%d)
+python3 -c 'import matplotlib' 2>/dev/null ||
+  python3 -m pip install --disable-pip-version-check -q matplotlib || true  # the chart only
 python3 - "$OUT/db_bench.jsonl" "$RESULTS_DIR/db_bench-$DATE" "$NUM" "$VERSIONS" "$ROUNDS" <<'PY'
 import json, os, platform, re, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -175,6 +177,33 @@ if set(ran) & {"sqlite", "kyotocabinet", "lmdb"}:
               "unsynced updates. LMDB's copy-on-write B-tree commits each write as a transaction with "
               "MDB_NOSYNC (a crash can lose the last commits, never corrupt); fillsync is durable in every "
               "engine. compact has no LMDB counterpart."]
+# One chart of the table: per workload, each peer's micros/op over Strata's (> 1: Strata is
+# faster), log scale, the 1.0 line drawn.
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    ws = result["workloads"]
+    fig, ax = plt.subplots(figsize=(10, 0.32 * len(ws) * max(1, len(ran)) / 2 + 1.5))
+    height = 0.8 / max(1, len(ran))
+    colours = {"leveldb": "#3d6b94", "rocksdb": "#d08c32", "sqlite": "#6b9a4a", "kyotocabinet": "#8c5fa8", "lmdb": "#b0413e"}
+    for j, e in enumerate(ran):
+        ys = [i + j * height for i in range(len(ws))]
+        xs = [w[f"ratio_{e}_over_strata"] or 0 for w in ws]
+        ax.barh([y for y, x in zip(ys, xs) if x > 0], [x for x in xs if x > 0], height=height, color=colours[e], label=names[e])
+    ax.axvline(1.0, color="black", linewidth=1)
+    ax.set_xscale("log")
+    ax.set_yticks([i + height * (len(ran) - 1) / 2 for i in range(len(ws))], [w["workload"] for w in ws], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("peer micros/op over Strata's (> 1: Strata is faster)")
+    ax.set_title(f"db_bench, {num:,} entries, {how}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(base + ".svg")
+    fig.savefig(base + ".png", dpi=80)
+    lines += ["", f"![peer micros/op over Strata's per workload]({os.path.basename(base)}.svg)"]
+except ImportError:
+    print("!!! no chart: matplotlib is not installed (pip install matplotlib)", file=sys.stderr)
 text = "\n".join(lines)
 print(text)
 open(base + ".md", "w").write(text + "\n")
