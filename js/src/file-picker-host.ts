@@ -2,15 +2,10 @@
 // a drop), read synchronously with `FileReaderSync` in a worker: a world opens in place,
 // without copying it first. Every write operation fails with EROFS (LEVEL_NOT_SUPPORTED).
 
-import { hostError, type StorageHost } from './host.js';
+import { childrenOf, hostError, type StorageHost } from './host.js';
 
 function normalize(path: string): string {
   return path.replace(/\\/g, '/').replace(/\/+/g, '/').replace(/^\.?\//, '').replace(/\/$/, '');
-}
-
-function parent(path: string): string {
-  const i = path.lastIndexOf('/');
-  return i < 0 ? '' : path.slice(0, i);
 }
 
 export class FilePickerHost implements StorageHost {
@@ -76,12 +71,7 @@ export class FilePickerHost implements StorageHost {
   }
 
   list(dir: string): string[] {
-    const d = normalize(dir);
-    const out = new Set<string>();
-    for (const k of this.files.keys()) {
-      if (parent(k) === d) out.add(k.slice(d === '' ? 0 : d.length + 1));
-    }
-    return [...out];
+    return childrenOf(this.files.keys(), normalize(dir));
   }
 
   remove(path: string): void {

@@ -32,3 +32,18 @@ export function hostError(code: string, message: string): Error {
   err.code = code;
   return err;
 }
+
+/** The folder holding `path` ('' at the top). */
+export function parentOf(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i < 0 ? '' : path.slice(0, i);
+}
+
+/** The names directly inside folder `dir` among `paths` (files and folders, each once). */
+export function childrenOf(paths: Iterable<string>, dir: string): string[] {
+  const out = new Set<string>();
+  for (const p of paths) {
+    if (p !== dir && parentOf(p) === dir) out.add(p.slice(dir === '' ? 0 : dir.length + 1));
+  }
+  return [...out];
+}

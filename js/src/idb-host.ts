@@ -28,7 +28,7 @@
 // its last chunk ends (files are written front to back), so a write to the end of a log
 // rewrites one small chunk and nothing else.
 
-import { hostError, type StorageHost } from './host.js';
+import { childrenOf, hostError, parentOf, type StorageHost } from './host.js';
 
 const DB_NAME = 'strata-files';
 const CHUNK = 4 * 1024;
@@ -63,11 +63,6 @@ const openHere = new Set<string>();
 
 function normalize(path: string): string {
   return path.split('/').filter((p) => p !== '' && p !== '.').join('/');
-}
-
-function parent(path: string): string {
-  const i = path.lastIndexOf('/');
-  return i < 0 ? '' : path.slice(0, i);
 }
 
 function done(req: IDBRequest): Promise<unknown> {
@@ -455,12 +450,7 @@ export class IdbHost implements StorageHost {
   }
 
   list(dir: string): string[] {
-    const d = normalize(dir);
-    const out = new Set<string>();
-    for (const p of [...this.files.keys(), ...this.dirs]) {
-      if (p !== d && parent(p) === d) out.add(p.slice(d === '' ? 0 : d.length + 1));
-    }
-    return [...out];
+    return childrenOf([...this.files.keys(), ...this.dirs], normalize(dir));
   }
 
   remove(path: string): void {
@@ -495,7 +485,7 @@ export class IdbHost implements StorageHost {
   mkdir(path: string): void {
     this.writable();
     let added = false;
-    for (let d = normalize(path); d !== ''; d = parent(d)) {
+    for (let d = normalize(path); d !== ''; d = parentOf(d)) {
       if (this.dirs.has(d)) continue;
       this.dirs.add(d);
       this.metaDirty.add(d);

@@ -21,7 +21,7 @@
 // once, and deleted from OPFS by the next `prepare()`; a journal left by a crash is replayed at
 // open (an entry deletes its file only when the file still carries that generation).
 
-import { hostError, type StorageHost } from './host.js';
+import { childrenOf, hostError, parentOf, type StorageHost } from './host.js';
 
 const HEADER = 4096;
 const MAGIC = 0x53_54_52_31; // "STR1"
@@ -91,11 +91,6 @@ function fnv(bytes: Uint8Array): number {
 
 function normalize(path: string): string {
   return path.replace(/\/+/g, '/').replace(/\/$/, '');
-}
-
-function parent(path: string): string {
-  const i = path.lastIndexOf('/');
-  return i < 0 ? '' : path.slice(0, i);
 }
 
 export class OpfsPool implements StorageHost {
@@ -240,7 +235,7 @@ export class OpfsPool implements StorageHost {
       }
     }
     for (const p of this.byPath.keys()) {
-      for (let d = parent(p); d !== ''; d = parent(d)) this.dirs.add(d);
+      for (let d = parentOf(p); d !== ''; d = parentOf(d)) this.dirs.add(d);
     }
   }
 
@@ -571,12 +566,7 @@ export class OpfsPool implements StorageHost {
   }
 
   list(dir: string): string[] {
-    const d = normalize(dir);
-    const out = new Set<string>();
-    for (const p of [...this.byPath.keys(), ...this.dirs]) {
-      if (parent(p) === d) out.add(p.slice(d === '' ? 0 : d.length + 1));
-    }
-    return [...out];
+    return childrenOf([...this.byPath.keys(), ...this.dirs], normalize(dir));
   }
 
   remove(path: string): void {
@@ -598,7 +588,7 @@ export class OpfsPool implements StorageHost {
   }
 
   mkdir(path: string): void {
-    for (let d = normalize(path); d !== ''; d = parent(d)) this.dirs.add(d);
+    for (let d = normalize(path); d !== ''; d = parentOf(d)) this.dirs.add(d);
   }
 
   lock(path: string, shared: boolean): unknown {

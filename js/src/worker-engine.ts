@@ -112,7 +112,7 @@ interface ImportFile {
 }
 
 /** Writes files into a database folder in browser storage (OPFS or IndexedDB; the database
- * must not be open), each synced. */
+ * must not be open), each synced. IndexedDB commits them all in one flush at the release. */
 async function importFiles(kind: StorageKind, location: string, files: ImportFile[]): Promise<number> {
   const lease = await hostFor(kind, location, undefined);
   const host = lease.host as StorageHost;
@@ -135,7 +135,6 @@ async function importFiles(kind: StorageKind, location: string, files: ImportFil
       } finally {
         host.close(fd);
       }
-      await lease.settle?.();
       bytes += data.length;
     }
   } finally {

@@ -29,6 +29,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { tempDir, worlds, worldsDir, worldTest } from './helpers.js';
 // @ts-expect-error: plain JS module.
 import { serve } from './browser/server.mjs';
+import { BAD_INPUT, INFLIGHT } from './shared/expected.js';
 
 const FIREFOX = process.env.STRATA_FIREFOX ?? '/usr/bin/firefox-esr';
 const haveFirefox = fs.existsSync(FIREFOX);
@@ -157,7 +158,7 @@ describe.skipIf(!haveFirefox)('the package in Firefox', () => {
   });
 
   test('many promises in flight agree with a model (OPFS and mem)', async () => {
-    const expected = { writes: 2632, reads: 1369, iterators: 470, flushes: 83, snapshotReads: 4920, checks: 7007, entries: 197 };
+    const expected = INFLIGHT;
     expect(await run<object>(page, 'inflight', 'opfs')).toEqual(expected);
     expect(await run<object>(page, 'inflight', 'mem')).toEqual(expected);
   });
@@ -187,14 +188,7 @@ describe.skipIf(!haveFirefox)('the package in Firefox', () => {
 
   test('locks within one worker, and bad input', async () => {
     expect(await run<object>(page, 'sameWorkerLock')).toEqual({ second: 'LEVEL_LOCKED', third: 'opened' });
-    expect(await run<object>(page, 'badInput')).toEqual({
-      putNumber: 'LEVEL_INVALID_ARGUMENT',
-      badBatch: 'LEVEL_INVALID_ARGUMENT',
-      badOption: 'LEVEL_INVALID_ARGUMENT',
-      notFound: 'LEVEL_NOT_FOUND',
-      alive: 'alive',
-      closed: 'LEVEL_DATABASE_NOT_OPEN',
-    });
+    expect(await run<object>(page, 'badInput')).toEqual(BAD_INPUT);
   });
 
   test('engine placement: one message per turn from the page; the engine inside a dedicated worker', async () => {

@@ -20,6 +20,7 @@ import { worlds, worldsDir, worldTest } from './helpers.js';
 import { available, startWebKit, stopWebKit } from './webkit-driver.js';
 // @ts-expect-error: plain JS module.
 import { serve } from './browser/server.mjs';
+import { BAD_INPUT, INFLIGHT } from './shared/expected.js';
 
 if (!available) console.warn('!!! SKIPPED: WebKit (WebKitWebDriver, MiniBrowser, xvfb-run) not installed: the package in WebKit');
 
@@ -72,7 +73,7 @@ describe.skipIf(!available)('the package in WebKit', () => {
   });
 
   test('many promises in flight agree with a model (IndexedDB and mem)', async () => {
-    const expected = { writes: 2632, reads: 1369, iterators: 470, flushes: 83, snapshotReads: 4920, checks: 7007, entries: 197 };
+    const expected = INFLIGHT;
     expect(await run<object>('inflight', 'idb')).toEqual(expected);
     expect(await run<object>('inflight', 'mem')).toEqual(expected);
   });
@@ -91,14 +92,7 @@ describe.skipIf(!available)('the package in WebKit', () => {
 
   test('locks within one worker, and bad input', async () => {
     expect(await run<object>('sameWorkerLock')).toEqual({ second: 'LEVEL_LOCKED', third: 'opened' });
-    expect(await run<object>('badInput')).toEqual({
-      putNumber: 'LEVEL_INVALID_ARGUMENT',
-      badBatch: 'LEVEL_INVALID_ARGUMENT',
-      badOption: 'LEVEL_INVALID_ARGUMENT',
-      notFound: 'LEVEL_NOT_FOUND',
-      alive: 'alive',
-      closed: 'LEVEL_DATABASE_NOT_OPEN',
-    });
+    expect(await run<object>('badInput')).toEqual(BAD_INPUT);
   });
 
   test('100 leader changes among three sharers writing at once: every acknowledged write is there', async () => {

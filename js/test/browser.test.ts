@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { tempDir, worlds, worldsDir, worldTest } from './helpers.js';
 // @ts-expect-error: plain JS module.
 import { serve } from './browser/server.mjs';
+import { BAD_INPUT, INFLIGHT } from './shared/expected.js';
 
 const CHROMIUM = process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium';
 let context: BrowserContext;
@@ -128,7 +129,7 @@ describe('browser (dedicated worker)', () => {
   });
 
   test('many promises in flight agree with a model (OPFS and mem)', async () => {
-    const expected = { writes: 2632, reads: 1369, iterators: 470, flushes: 83, snapshotReads: 4920, checks: 7007, entries: 197 };
+    const expected = INFLIGHT;
     expect(await run<object>(page, 'inflight', 'opfs')).toEqual(expected);
     expect(await run<object>(page, 'inflight', 'mem')).toEqual(expected);
   });
@@ -186,7 +187,7 @@ describe('browser (dedicated worker)', () => {
   test('IndexedDB store (the fallback without OPFS): conformance, the in-flight model, reload, locks, an exhausted quota', async () => {
     expect(await run<object>(page, 'storageInfo')).toEqual({ defaultStorage: 'opfs', reported: 'opfs' });
     expect(await run<number>(page, 'conformance', 'idb')).toBe(27);
-    expect(await run<object>(page, 'inflight', 'idb')).toEqual({ writes: 2632, reads: 1369, iterators: 470, flushes: 83, snapshotReads: 4920, checks: 7007, entries: 197 });
+    expect(await run<object>(page, 'inflight', 'idb')).toEqual(INFLIGHT);
     expect(await run<number>(page, 'writeForReload', 'idb')).toBe(3001);
     await page.reload();
     await page.waitForFunction(() => document.title === 'ready');
@@ -224,13 +225,6 @@ describe('browser (dedicated worker)', () => {
 
   test('locks within one worker, and bad input', async () => {
     expect(await run<object>(page, 'sameWorkerLock')).toEqual({ second: 'LEVEL_LOCKED', third: 'opened' });
-    expect(await run<object>(page, 'badInput')).toEqual({
-      putNumber: 'LEVEL_INVALID_ARGUMENT',
-      badBatch: 'LEVEL_INVALID_ARGUMENT',
-      badOption: 'LEVEL_INVALID_ARGUMENT',
-      notFound: 'LEVEL_NOT_FOUND',
-      alive: 'alive',
-      closed: 'LEVEL_DATABASE_NOT_OPEN',
-    });
+    expect(await run<object>(page, 'badInput')).toEqual(BAD_INPUT);
   });
 });

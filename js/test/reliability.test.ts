@@ -11,10 +11,10 @@ import { NodeFsHost, open, type Db, type StorageHost } from '../dist/node.js';
 import { cli, tempDir } from './helpers.js';
 // @ts-expect-error: plain JS module shared with the browser test.
 import { inflight } from './shared/inflight.mjs';
+import { INFLIGHT } from './shared/expected.js';
 
 /** The counts `inflight` reports for its default seed (deterministic: every random choice is
  * made in issue order). */
-const INFLIGHT = { writes: 2632, reads: 1369, iterators: 470, flushes: 83, snapshotReads: 4920, checks: 7007, entries: 197 };
 
 describe('many promises in flight agree with a model', () => {
   test('mem', async () => {
