@@ -65,7 +65,13 @@ describe.skipIf(!available)('world viewer in WebKit', () => {
   async function openMcworld(file: string): Promise<Record<string, string | null>> {
     await d.executeScript("document.body.dataset.state = 'idle'");
     await d.findElement(By.id('open-mcworld')).sendKeys(file);
-    await d.wait(async () => ['ready', 'error'].includes(String(await d.executeScript('return document.body.dataset.state'))), 120_000);
+    try {
+      await d.wait(async () => ['ready', 'error'].includes(String(await d.executeScript('return document.body.dataset.state'))), 120_000);
+    } catch (e) {
+      // Say where the page stood, not only that the wait ran out.
+      const where = await d.executeScript("return document.body.dataset.state + ': ' + document.getElementById('message').textContent").catch(() => '?');
+      throw new Error(`${file}: the page did not finish in 120 s (${String(where)}): ${String(e)}`);
+    }
     return (await d.executeScript(`const s = document.getElementById('world-summary').dataset;
       return { state: document.body.dataset.state, message: document.getElementById('message').textContent, entries: s.entries ?? null,
         keyBytes: s.keyBytes ?? null, valueBytes: s.valueBytes ?? null, crc32c: s.crc32c ?? null, chunks: document.getElementById('map').dataset.chunks ?? null };`)) as Record<string, string | null>;

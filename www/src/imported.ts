@@ -37,6 +37,7 @@ export class Cancelled extends Error {
 }
 
 const BATCH_BYTES = 32 * 1024 * 1024;
+const PERSIST_WAIT_MS = 3000;
 const BATCH_FILES = 128;
 
 /** Copies the files under `root` into browser storage; `progress` after each batch of files;
@@ -53,7 +54,9 @@ export async function importFolder(
   const totalBytes = mine.reduce((n, f) => n + f.file.size, 0);
   // Ask that the origin's storage be kept under pressure (not evicted like a cache) before
   // anything is copied; browsers may grant it silently, ask, or decline.
-  await navigator.storage?.persist?.().catch(() => false);
+  // Never waited on for long: a browser may leave the request pending (a permission prompt
+  // nobody answers), and the copy does not depend on it.
+  await Promise.race([navigator.storage?.persist?.().catch(() => false), new Promise((r) => setTimeout(r, PERSIST_WAIT_MS))]);
   await forget(location);
   let bytes = 0;
   try {
