@@ -62,16 +62,20 @@ describe.skipIf(!available)('world viewer in WebKit', () => {
     server?.close();
   });
 
-  async function openMcworld(file: string): Promise<Record<string, string | null>> {
-    await d.executeScript("document.body.dataset.state = 'idle'");
-    await d.findElement(By.id('open-mcworld')).sendKeys(file);
+  /** Waits for the page to settle (ready or error); a wait that runs out says where the page stood. */
+  async function settled(what: string): Promise<void> {
     try {
       await d.wait(async () => ['ready', 'error'].includes(String(await d.executeScript('return document.body.dataset.state'))), 120_000);
     } catch (e) {
-      // Say where the page stood, not only that the wait ran out.
       const where = await d.executeScript("return document.body.dataset.state + ': ' + document.getElementById('message').textContent").catch(() => '?');
-      throw new Error(`${file}: the page did not finish in 120 s (${String(where)}): ${String(e)}`);
+      throw new Error(`${what}: the page did not finish in 120 s (${String(where)}): ${String(e)}`);
     }
+  }
+
+  async function openMcworld(file: string): Promise<Record<string, string | null>> {
+    await d.executeScript("document.body.dataset.state = 'idle'");
+    await d.findElement(By.id('open-mcworld')).sendKeys(file);
+    await settled(file);
     return (await d.executeScript(`const s = document.getElementById('world-summary').dataset;
       return { state: document.body.dataset.state, message: document.getElementById('message').textContent, entries: s.entries ?? null,
         keyBytes: s.keyBytes ?? null, valueBytes: s.valueBytes ?? null, crc32c: s.crc32c ?? null, chunks: document.getElementById('map').dataset.chunks ?? null };`)) as Record<string, string | null>;
@@ -111,9 +115,11 @@ describe.skipIf(!available)('world viewer in WebKit', () => {
     await d.navigate().refresh();
     await d.wait(async () => (await d.executeScript('return document.body.dataset.state')) === 'ready', 60_000);
     expect(await listed()).toEqual([`viewer/${name}`]);
+    // WebDriver clicks where the button was when found: let the page's late text settle first.
+    await d.wait(async () => (await d.executeScript("return document.getElementById('storage-state').dataset.persisted ?? null")) !== null, 30_000);
     await d.executeScript("document.body.dataset.state = 'idle'");
     await d.findElement(By.css('#imported-list li .open-imported')).click();
-    await d.wait(async () => ['ready', 'error'].includes(String(await d.executeScript('return document.body.dataset.state'))), 120_000);
+    await settled(`reopening viewer/${name}`);
     const reopened = (await d.executeScript(`return { state: document.body.dataset.state, message: document.getElementById('message').textContent,
       entries: document.getElementById('world-summary').dataset.entries, crc32c: document.getElementById('world-summary').dataset.crc32c,
       chunks: document.getElementById('map').dataset.chunks }`)) as Record<string, string>;
