@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the web pages (www/ → www/dist) with Vite, after the wasm + TypeScript package when
-# that is missing. Type-checks www/src (strict) first. Skips everything that is up to date.
+# that is missing or older than its sources. Type-checks www/src (strict) first. Skips everything that is up to date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=js/node_modules/.bin
-if [[ ! -f js/wasm/strata_bg.wasm || ! -f js/dist/browser.js ]]; then
+if [[ ! -f js/wasm/strata_bg.wasm || ! -f js/dist/browser.js || -n $(find js/src -newer js/dist/browser.js 2>/dev/null | head -1) ]]; then
   bash scripts/build-wasm.sh
 fi
 if [[ -f www/dist/index.html && -z $(find www/index.html www/bench.html www/src www/vite.config.mjs www/package.json js/dist js/wasm -newer www/dist/index.html 2>/dev/null | head -1) ]]; then

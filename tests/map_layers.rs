@@ -257,3 +257,148 @@ fn far_flung_chunks_draw_with_several_chunks_per_pixel() {
     )
     .is_err());
 }
+
+/// The map drawn in bands of chunk rows (`MapOptions::region`, as the viewer draws a large
+/// world progressively) stacks into exactly the whole map: every pixel (shading across band
+/// edges included), and figures that add up to the whole map's (drawn, failed, without
+/// surface, slime chunks, biome columns, height range). Bands of several heights, each layer.
+fn assert_bands_stack_into_the_whole_map(db: &strata::Db, what: &str) {
+    let chunks = keys::chunk_positions(db, 0).unwrap();
+    let layers = [
+        MapLayer::Relief,
+        MapLayer::Surface,
+        MapLayer::Height,
+        MapLayer::Biome,
+        MapLayer::Slime,
+        MapLayer::parse("cave", Some(-20)).unwrap(),
+    ];
+    for layer in layers {
+        for (ppc, rows) in [(4u32, 7i32), (1, 1), (2, 64)] {
+            let whole = render_map(
+                db,
+                &MapOptions {
+                    layer,
+                    pixels_per_chunk: ppc,
+                    ..MapOptions::default()
+                },
+            )
+            .unwrap();
+            let (x0, z0) = whole.min_chunk;
+            let x1 = x0 + (whole.width / ppc) as i32 - 1;
+            let z1 = z0 + (whole.height / ppc) as i32 - 1;
+            let mut rgba = Vec::new();
+            let (mut drawn, mut failed, mut without, mut slime, mut indexed) = (0, 0, 0, 0, 0);
+            let mut biomes = std::collections::BTreeMap::<u32, u64>::new();
+            let mut range: Option<(i32, i32)> = None;
+            let mut z = z0;
+            while z <= z1 {
+                let zb = (z + rows - 1).min(z1);
+                let band = render_map(
+                    db,
+                    &MapOptions {
+                        layer,
+                        pixels_per_chunk: ppc,
+                        region: Some((x0, z, x1, zb)),
+                        chunks: Some(chunks.clone()),
+                        ..MapOptions::default()
+                    },
+                )
+                .unwrap();
+                assert_eq!(band.min_chunk, (x0, z), "{what} {layer:?}");
+                assert_eq!(
+                    (band.width, band.height),
+                    (whole.width, (zb - z + 1) as u32 * ppc),
+                    "{what} {layer:?}"
+                );
+                rgba.extend_from_slice(&band.rgba);
+                drawn += band.chunks_drawn;
+                failed += band.chunks_failed;
+                without += band.chunks_without_surface;
+                slime += band.slime_chunks;
+                indexed += band.chunks_indexed;
+                for (id, n) in band.biomes {
+                    *biomes.entry(id).or_default() += n;
+                }
+                if let Some((lo, hi)) = band.height_range {
+                    range = Some(range.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+                }
+                z = zb + 1;
+            }
+            let label = format!("{what} {layer:?} at {ppc} px/chunk in bands of {rows} rows");
+            assert!(rgba == whole.rgba, "{label}: pixels differ");
+            assert_eq!(
+                (drawn, failed, without, slime, indexed),
+                (
+                    whole.chunks_drawn,
+                    whole.chunks_failed,
+                    whole.chunks_without_surface,
+                    whole.slime_chunks,
+                    whole.chunks_indexed
+                ),
+                "{label}"
+            );
+            let mut merged: Vec<(u32, u64)> = biomes.into_iter().collect();
+            merged.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            assert_eq!(merged, whole.biomes, "{label}");
+            assert_eq!(range, whole.height_range, "{label}");
+        }
+    }
+    // A region with no chunk is a transparent image of its size; a reversed one is refused,
+    // and so is a region with several chunks per pixel.
+    let far = render_map(
+        db,
+        &MapOptions {
+            pixels_per_chunk: 2,
+            region: Some((100_000, 100_000, 100_002, 100_000)),
+            ..MapOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            far.width,
+            far.height,
+            far.chunks_indexed,
+            far.opaque_pixels()
+        ),
+        (6, 2, 0, 0)
+    );
+    for (region, cpp) in [((1, 0, 0, 0), 1), ((0, 1, 0, 0), 1), ((0, 0, 3, 3), 2)] {
+        let opts = MapOptions {
+            pixels_per_chunk: 1,
+            chunks_per_pixel: cpp,
+            region: Some(region),
+            ..MapOptions::default()
+        };
+        assert!(
+            render_map(db, &opts).is_err(),
+            "{what} {region:?} cpp {cpp}"
+        );
+    }
+}
+
+#[test]
+fn bands_stack_into_the_whole_map_synthetic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("w");
+    strata::bedrock::synth::generate(
+        Arc::new(FsStorage::new()),
+        root.to_str().unwrap(),
+        strata::bedrock::synth::SynthParams {
+            chunks_x: 24,
+            chunks_z: 19,
+            seed: 7,
+        },
+    )
+    .unwrap();
+    let world = World::open(Arc::new(FsStorage::new()), root.to_str().unwrap()).unwrap();
+    assert_bands_stack_into_the_whole_map(world.db(), "synthetic 24x19");
+}
+
+#[test]
+fn bands_stack_into_the_whole_map_real_world() {
+    if common::skip_without_worlds("bands_stack_into_the_whole_map_real_world") {
+        return;
+    }
+    assert_bands_stack_into_the_whole_map(open("amulet_1_18_vanilla").db(), "amulet_1_18_vanilla");
+}

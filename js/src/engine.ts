@@ -40,7 +40,7 @@ export interface WasmDatabase {
   // Bedrock worlds (src/wasm/world.rs).
   worldSummary(): string;
   chunkList(dimension: number): Int32Array;
-  renderMap(dimension: number, pixelsPerChunk: number, layer?: string, y?: number, chunksPerPixel?: number): WasmMapImage;
+  renderMap(dimension: number, pixelsPerChunk: number, layer?: string, y?: number, chunksPerPixel?: number, region?: Int32Array, chunks?: Int32Array): WasmMapImage;
   surfaceTiles(dimension: number, coords: Int32Array): Uint8Array;
   chunkRecords(dimension: number, x: number, z: number): string;
   recordNbt(key: Uint8Array): string | undefined;
@@ -396,8 +396,8 @@ export class Engine {
     return this.db(h).chunkList(dimension);
   }
 
-  renderMap(h: number, dimension: number, pixelsPerChunk: number, layer?: string, y?: number, chunksPerPixel?: number): WasmMapImage {
-    return this.db(h).renderMap(dimension, pixelsPerChunk, layer, y, chunksPerPixel);
+  renderMap(h: number, dimension: number, pixelsPerChunk: number, layer?: string, y?: number, chunksPerPixel?: number, region?: Int32Array, chunks?: Int32Array): WasmMapImage {
+    return this.db(h).renderMap(dimension, pixelsPerChunk, layer, y, chunksPerPixel, region, chunks);
   }
 
   surfaceTiles(h: number, dimension: number, coords: Int32Array): Uint8Array {

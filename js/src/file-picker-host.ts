@@ -1,6 +1,13 @@
 // Read-only storage over the `File`s of a user-picked folder (an `<input webkitdirectory>` or
 // a drop), read synchronously with `FileReaderSync` in a worker: a world opens in place,
 // without copying it first. Every write operation fails with EROFS (LEVEL_NOT_SUPPORTED).
+//
+// Each `FileReaderSync` read is a round trip to the browser's process (tens of microseconds,
+// whatever its size), so small reads go through a cache of aligned windows of the files
+// (WINDOW bytes each, CACHE_BYTES in all, least recently used out): the map's one `get` per
+// chunk, in key order, reads each table's window once instead of once per block. Reads of
+// several windows (a scan's runs of blocks) go straight to the file. The picked files cannot
+// change under the page (a `File` is a snapshot), so a cached window never goes stale.
 
 import { childrenOf, hostError, type StorageHost } from './host.js';
 
@@ -8,11 +15,22 @@ function normalize(path: string): string {
   return path.replace(/\\/g, '/').replace(/\/+/g, '/').replace(/^\.?\//, '').replace(/\/$/, '');
 }
 
+/** Bytes per cached window of a file, and in all windows together. */
+const WINDOW = 256 << 10;
+const CACHE_BYTES = 64 << 20;
+
 export class FilePickerHost implements StorageHost {
   private readonly files = new Map<string, Blob>();
   private readonly fds = new Map<number, Blob>();
   private readonly reader = new FileReaderSync();
   private nextFd = 1;
+  /** Cached windows by file and window number; a Map iterates least recently used first. */
+  private readonly windows = new Map<Blob, Map<number, Uint8Array>>();
+  private readonly lru = new Map<string, { file: Blob; n: number; bytes: number }>();
+  private readonly fileIds = new Map<Blob, number>();
+  private cachedBytes = 0;
+  /** Reads served, from the cache or by the browser (tests read these). */
+  readonly stats = { reads: 0, windowHits: 0, windowReads: 0, directReads: 0 };
 
   constructor(files: ReadonlyArray<{ path: string; file: Blob }>) {
     for (const { path, file } of files) this.files.set(normalize(path), file);
@@ -36,9 +54,53 @@ export class FilePickerHost implements StorageHost {
     if (!file) throw hostError('EBADF', `bad file descriptor ${fd}`);
     const end = Math.min(file.size, offset + buf.length);
     if (offset >= end) return 0;
-    const data = new Uint8Array(this.reader.readAsArrayBuffer(file.slice(offset, end)));
-    buf.set(data);
-    return data.length;
+    this.stats.reads += 1;
+    if (end - offset > WINDOW) {
+      this.stats.directReads += 1;
+      const data = new Uint8Array(this.reader.readAsArrayBuffer(file.slice(offset, end)));
+      buf.set(data);
+      return data.length;
+    }
+    let pos = offset;
+    while (pos < end) {
+      const n = Math.floor(pos / WINDOW);
+      const w = this.window(file, n);
+      const from = pos - n * WINDOW;
+      const take = Math.min(end - pos, w.length - from);
+      buf.set(w.subarray(from, from + take), pos - offset);
+      pos += take;
+    }
+    return end - offset;
+  }
+
+  /** Window `n` of `file`, from the cache or read now (evicting the least recently used). */
+  private window(file: Blob, n: number): Uint8Array {
+    let id = this.fileIds.get(file);
+    if (id === undefined) this.fileIds.set(file, (id = this.fileIds.size));
+    const key = `${id}:${n}`;
+    const byFile = this.windows.get(file);
+    const hit = byFile?.get(n);
+    if (hit) {
+      this.stats.windowHits += 1;
+      const e = this.lru.get(key)!;
+      this.lru.delete(key);
+      this.lru.set(key, e);
+      return hit;
+    }
+    this.stats.windowReads += 1;
+    const start = n * WINDOW;
+    const bytes = new Uint8Array(this.reader.readAsArrayBuffer(file.slice(start, Math.min(file.size, start + WINDOW))));
+    if (byFile) byFile.set(n, bytes);
+    else this.windows.set(file, new Map([[n, bytes]]));
+    this.lru.set(key, { file, n, bytes: bytes.length });
+    this.cachedBytes += bytes.length;
+    for (const [k, e] of this.lru) {
+      if (this.cachedBytes <= CACHE_BYTES || k === key) break;
+      this.lru.delete(k);
+      this.windows.get(e.file)?.delete(e.n);
+      this.cachedBytes -= e.bytes;
+    }
+    return bytes;
   }
 
   write(): void {

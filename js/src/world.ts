@@ -196,8 +196,22 @@ export class World {
 
   /** A top-down map; `pixelsPerChunk` 1, 2, 4, 8 or 16; `layer` `relief` (default: biome
    * colour shaded by height), `surface` (real top blocks), `height`, `biome`, `slime` or
-   * `cave` (the first block at or below `y`, which it needs). */
-  async map(options: { dimension?: Dimension; pixelsPerChunk?: number; chunksPerPixel?: number; layer?: MapLayer; y?: number } = {}): Promise<MapImage> {
+   * `cave` (the first block at or below `y`, which it needs). `region` `[x0, z0, x1, z1]`
+   * (chunks, inclusive) draws only that rectangle, as part of the whole map: bands drawn one
+   * by one stack into the whole map's pixels, and their figures add up to its figures.
+   * `chunks` (from `chunks()`) spares the engine reading the chunk index again (a map drawn
+   * in many regions). */
+  async map(
+    options: {
+      dimension?: Dimension;
+      pixelsPerChunk?: number;
+      chunksPerPixel?: number;
+      layer?: MapLayer;
+      y?: number;
+      region?: readonly [number, number, number, number];
+      chunks?: ReadonlyArray<readonly [number, number]>;
+    } = {},
+  ): Promise<MapImage> {
     const dimension = options.dimension ?? 0;
     checkDimension(dimension);
     const ppc = options.pixelsPerChunk ?? 16;
@@ -214,7 +228,26 @@ export class World {
     if (!Number.isInteger(cpp) || cpp < 1 || cpp > 1 << 20 || (cpp & (cpp - 1)) !== 0 || (cpp > 1 && ppc !== 1)) {
       throw invalidArgument('chunksPerPixel must be a power of two up to 2^20, with pixelsPerChunk 1');
     }
-    return (await this.call('renderMap', [dimension, ppc, layer, options.y, cpp])) as MapImage;
+    let region: Int32Array | undefined;
+    if (options.region !== undefined) {
+      const r = options.region;
+      if (!Array.isArray(r) || r.length !== 4 || !r.every((v) => Number.isInteger(v) && Math.abs(v) < 2 ** 31) || r[0]! > r[2]! || r[1]! > r[3]!) {
+        throw invalidArgument('region must be [x0, z0, x1, z1]: integer chunk coordinates with x0 <= x1 and z0 <= z1');
+      }
+      if (cpp !== 1) throw invalidArgument('a map region needs chunksPerPixel 1');
+      region = Int32Array.from(r);
+    }
+    let chunks: Int32Array | undefined;
+    if (options.chunks !== undefined) {
+      if (!Array.isArray(options.chunks)) throw invalidArgument('chunks must be an array of [x, z] pairs');
+      chunks = new Int32Array(options.chunks.length * 2);
+      options.chunks.forEach((c, i) => {
+        if (!Array.isArray(c) || c.length !== 2 || !Number.isInteger(c[0]) || !Number.isInteger(c[1])) throw invalidArgument('chunks must be an array of [x, z] integer pairs');
+        chunks![i * 2] = c[0]!;
+        chunks![i * 2 + 1] = c[1]!;
+      });
+    }
+    return (await this.call('renderMap', [dimension, ppc, layer, options.y, cpp, region, chunks])) as MapImage;
   }
 
   /** Real top-block colours of chunks: a 16×16 RGBA tile per chunk that has block data,

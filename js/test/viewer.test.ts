@@ -648,6 +648,75 @@ describe('world viewer in Chromium', () => {
     expect(await mapPixels()).toBeGreaterThan(0);
   });
 
+  test('a large world (gen-world, 12,100 chunks) is drawn in bands: the pixels and figures of one whole-map call, each layer; block tiles stay bounded', async () => {
+    const dir = path.join(tempDir('large-world'), 'large');
+    execFileSync(releaseCli, ['gen-world', dir, '--chunks-x', '110', '--chunks-z', '110', '--seed', '11']);
+    const w = await openWorld(dir);
+    expect((await w.chunks(0)).length).toBe(12_100);
+    // 110 × 110 chunks at 16 pixels per chunk fit the page's 4 Mi pixels: 1,760 × 1,760.
+    const layers = ['relief', 'slime', 'biome', 'height'] as const;
+    const whole = new Map<string, Awaited<ReturnType<typeof w.map>>>();
+    for (const layer of layers) whole.set(layer, await w.map({ dimension: 0, pixelsPerChunk: 16, layer }));
+    await w.close();
+    // FNV-1a over RGBA, computed the same way in the page and here.
+    const fnv = (d: ArrayLike<number>): number => {
+      let h = 0x811c9dc5;
+      for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i]!, 0x01000193) >>> 0;
+      return h;
+    };
+    const shownPixels = () =>
+      page.evaluate(() => {
+        const p = (window as unknown as { strataViewer: { basePixels(): { width: number; height: number; rgba: Uint8ClampedArray } } }).strataViewer.basePixels();
+        let h = 0x811c9dc5;
+        for (let i = 0; i < p.rgba.length; i++) h = Math.imul(h ^ p.rgba[i]!, 0x01000193) >>> 0;
+        return { width: p.width, height: p.height, fnv: h };
+      });
+    const viewer = () =>
+      page.evaluate(() => {
+        const v = (window as unknown as { strataViewer: { mapBands(): number; mapTimes(): Record<string, number>; tiles(): { held: number; missing: number } } }).strataViewer;
+        return { bands: v.mapBands(), times: v.mapTimes(), tiles: v.tiles() };
+      });
+    const shown = await openWith('#open-folder', dir);
+    const relief = whole.get('relief')!;
+    expect([shown.state, shown.chunks, shown.message]).toEqual(['ready', '12100', '12100 of 12100 chunks drawn. Click a chunk to inspect its records.']);
+    expect([relief.width, relief.height, relief.chunksDrawn]).toEqual([1760, 1760, 12_100]);
+    const first = await viewer();
+    // Bands of 37 rows (4,096 chunks) at the centre, then 74 rows each way (clamped): 3 calls.
+    expect(first.bands).toBe(3);
+    expect(first.times.firstPicture).toBeLessThanOrEqual(first.times.mapDrawn!);
+    console.log(`large world (12,100 chunks) in Chromium, ms from the open's start: ${JSON.stringify(first.times)}`);
+    expect(await shownPixels()).toEqual({ width: 1760, height: 1760, fnv: fnv(relief.rgba) });
+    for (const layer of ['slime', 'biome', 'height'] as const) {
+      await page.selectOption('#layer', layer);
+      await page.waitForSelector(`#legend[data-layer="${layer}"]`, { state: 'attached' });
+      await page.waitForFunction(() => document.body.dataset.state === 'ready');
+      const api = whole.get(layer)!;
+      expect(await shownPixels(), layer).toEqual({ width: 1760, height: 1760, fnv: fnv(api.rgba) });
+      expect(await page.getAttribute('#map', 'data-slime-chunks'), layer).toBe(String(api.slimeChunks));
+      const legend = await page.$$eval('#legend > span', (els) => els.map((e) => (e as HTMLElement).dataset.biome ?? e.textContent ?? ''));
+      if (layer === 'biome') expect(legend).toEqual(api.biomes.slice(0, 24).map(([id]) => String(id)));
+      if (layer === 'height') expect(legend).toEqual([`y ${api.heightMin}y ${api.heightMax}`]);
+      await page.screenshot({ path: path.join(artifacts, `large-${layer}.png`), fullPage: true });
+    }
+    expect(whole.get('slime')!.slimeChunks).toBeGreaterThan(1000);
+    await page.selectOption('#layer', 'relief');
+    await page.waitForFunction(() => document.body.dataset.state === 'ready');
+    // Close up, the block tiles of three places in turn, with the cache bound lowered to 150.
+    await page.evaluate(() => (window as unknown as { strataViewer: { setMaxTiles(n: number): void } }).strataViewer.setMaxTiles(150));
+    let most = 0;
+    for (const [bx, bz] of [[0, 0], [400, 0], [400, 400]] as const) {
+      await page.evaluate(([x, z]) => (window as unknown as { strataViewer: { centerOn(x: number, z: number, zoom: number): void } }).strataViewer.centerOn(x!, z!, 6), [bx, bz]);
+      await page.waitForFunction(() => (window as unknown as { strataViewer: { tiles(): { missing: number } } }).strataViewer.tiles().missing === 0, undefined, { timeout: 30_000 });
+      const t = (await viewer()).tiles;
+      most = Math.max(most, t.held);
+      expect(t.held, `at ${bx}, ${bz}`).toBeGreaterThan(40);
+      expect(t.held, `at ${bx}, ${bz}`).toBeLessThanOrEqual(150);
+    }
+    await page.screenshot({ path: path.join(artifacts, 'large-close-up.png'), fullPage: true });
+    console.log(`large world close up: at most ${most} block tiles held (bound 150)`);
+    await page.evaluate(() => (window as unknown as { strataViewer: { setMaxTiles(n: number): void } }).strataViewer.setMaxTiles(4096));
+  });
+
   test('two tabs on the same world in browser storage share it; closing the tab that runs it leaves the other working', async () => {
     const row = worlds().find((r) => r.name === 'amulet_1_16')!;
     const want = { state: 'ready', entries: String(row.entries), crc32c: String(row.crc32c), chunks: '436' };

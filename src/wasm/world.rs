@@ -173,6 +173,8 @@ impl Database {
     /// `height`, `biome`, `slime` or `cave` (with `y`). A dimension without chunks gives a 0×0
     /// image.
     #[wasm_bindgen(js_name = renderMap)]
+    // Positional arguments are the binding's shape (world.ts passes them in this order).
+    #[allow(clippy::too_many_arguments)]
     pub fn render_map(
         &self,
         dimension: i32,
@@ -180,17 +182,46 @@ impl Database {
         layer: Option<String>,
         y: Option<i32>,
         chunks_per_pixel: Option<u32>,
+        region: Option<Vec<i32>>,
+        chunks: Option<Vec<i32>>,
     ) -> Result<JsValue, JsValue> {
         check_dimension(dimension)?;
         let layer = MapLayer::parse(layer.as_deref().unwrap_or("relief"), y).map_err(js_err)?;
         let cpp = chunks_per_pixel.unwrap_or(1);
+        let region = match region.as_deref() {
+            None => None,
+            Some(&[x0, z0, x1, z1]) => Some((x0, z0, x1, z1)),
+            Some(_) => {
+                return Err(js_err(Error::invalid_argument(
+                    "region must be [x0, z0, x1, z1]",
+                )))
+            }
+        };
+        let chunks = match chunks {
+            None => None,
+            Some(flat) if flat.len() % 2 == 0 => Some(
+                flat.chunks_exact(2)
+                    .map(|c| (c[0], c[1]))
+                    .collect::<Vec<_>>(),
+            ),
+            Some(_) => {
+                return Err(js_err(Error::invalid_argument(
+                    "chunks must be [x0, z0, x1, z1, ...] pairs",
+                )))
+            }
+        };
         let db = self.db()?;
         let obj: JsValue = Object::new().into();
         let num = |k: &str, v: f64| set(&obj, k, JsValue::from_f64(v));
-        if keys::chunk_positions(db, dimension)
-            .map_err(js_err)?
-            .is_empty()
-        {
+        // A whole map of a dimension without chunks is 0×0 (a region is its own size).
+        let empty = region.is_none()
+            && match &chunks {
+                Some(c) => c.is_empty(),
+                None => keys::chunk_positions(db, dimension)
+                    .map_err(js_err)?
+                    .is_empty(),
+            };
+        if empty {
             for k in ["width", "height", "minChunkX", "minChunkZ"] {
                 num(k, 0.0);
             }
@@ -217,6 +248,8 @@ impl Database {
                 pixels_per_chunk,
                 chunks_per_pixel: cpp,
                 max_pixels: MAX_MAP_PIXELS,
+                region,
+                chunks,
             },
         )
         .map_err(js_err)?;

@@ -251,13 +251,25 @@ async function load(label: string, open: () => Promise<World>, sameWorld = false
   }
 }
 
+/** When the world being opened got its milestones (ms from the open's start; tests and the
+ * map benchmark read them through window.strataViewer.mapTimes). */
+let mapBands = 0;
+let mapTimes: { opened?: number; firstPicture?: number; mapDrawn?: number; ready?: number } = {};
+let loadStart = 0;
+function mark(what: keyof typeof mapTimes): void {
+  mapTimes[what] ??= Math.round(performance.now() - loadStart);
+}
+
 async function loadIn(gen: number, label: string, open: () => Promise<World>): Promise<void> {
   clearWorldView();
   await closeWorld();
   if (gen !== generation) return;
+  mapTimes = {};
+  loadStart = performance.now();
   let w: World;
   try {
     w = await open();
+    mark('opened');
   } catch (e) {
     if (gen === generation) showError(describe(e, label));
     return;
@@ -268,14 +280,39 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
   }
   world = w;
   try {
-    say(`Reading ${label}: key kinds, chunks and checksum…`, 'busy');
+    // The map first (the first picture a player waits for: it needs only the chunk index),
+    // then the figures that read the whole database (key kinds, the checksum), then the panels.
+    say(`Reading ${label}: chunks…`, 'busy');
+    // A reloaded or shared view names its dimension; otherwise the first one with chunks.
+    let chunks: Array<[number, number]> | undefined;
+    if (!(viewFromUrl && readViewHash().has('dim'))) {
+      let pick = 0;
+      for (const d of [0, 1, 2] as const) {
+        const c = await w.chunks(d);
+        if (d === 0) chunks = c; // no chunks anywhere: the Overworld's (empty) map
+        if (c.length > 0) {
+          [pick, chunks] = [d, c];
+          break;
+        }
+      }
+      dimensionSel.value = String(pick);
+    }
+    if (gen !== generation) return;
+    const mapMessage = await drawMap(gen, w, chunks);
+    if (mapMessage === undefined || gen !== generation) return;
+    mark('mapDrawn');
+    setState('loading');
+    say(`Reading ${label}: key kinds and checksum…`, 'busy');
     const s = await w.summary();
+    if (gen !== generation) return;
+    summary = s;
+    players = await playerMarkers(w);
+    baseMarkers = baseMarkersOf(Number(dimensionSel.value));
     const scan = await w.db.scan();
     const props = await w.db.properties();
     const recovery = await w.db.recovery();
     if (gen !== generation) return;
     showRecovery(recovery);
-    summary = s;
     const dat = s.levelDat;
     $('world-name').textContent = dat?.name ?? label;
     summaryEl.replaceChildren();
@@ -312,13 +349,13 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     );
     $('summary-section').hidden = false;
     keyBrowser.attach(w);
-    players = await playerMarkers(w);
-    const first = s.chunks.findIndex((n) => n > 0);
-    // A reloaded or shared view names its dimension; otherwise the first one with chunks.
-    if (!(viewFromUrl && readViewHash().has('dim'))) dimensionSel.value = String(first < 0 ? 0 : first);
     await editor.attach(w);
     await entityPanel.load(w);
-    await showMap(gen);
+    if (gen !== generation) return;
+    mapView.setMarkers([...entityPanel.markers(), ...baseMarkers]);
+    say(mapMessage);
+    mark('ready');
+    setState('ready');
   } catch (e) {
     if (gen === generation) showError(describe(e, label));
   }
@@ -330,55 +367,159 @@ async function showMap(gen = generation): Promise<void> {
   const mine = !work;
   if (mine) startWork('drawing the map', gen);
   try {
-    await drawMap(gen, w);
+    const done = await drawMap(gen, w);
+    if (done !== undefined && gen === generation && w === world) {
+      say(done);
+      setState('ready');
+    }
   } finally {
     if (mine) endWork(gen);
   }
 }
 
-async function drawMap(gen: number, w: World): Promise<void> {
+/** Chunks per band when a large map is drawn progressively (one engine call per band). */
+const BAND_CHUNKS = 4096;
+
+/** Spawn and the players of `dimension`, drawn above the entity markers. */
+function baseMarkersOf(dimension: number): Marker[] {
+  const markers: Marker[] = players.filter((p) => p.dimension === dimension);
+  const spawn = summary?.levelDat?.spawn;
+  if (dimension === 0 && spawn) markers.unshift({ x: spawn[0], z: spawn[2], label: 'spawn', colour: '#ff3b3b' });
+  return markers;
+}
+
+/** Draws the map of the dimension and layer selected. A large map (more than BAND_CHUNKS
+ * chunks) is drawn in bands of chunk rows, the band at the view's centre first, each shown as
+ * it arrives (the engine stacks them into the whole map's pixels: World.map's `region`).
+ * Resolves with the message to show once the page is ready, or undefined when superseded. */
+async function drawMap(gen: number, w: World, known?: Array<[number, number]>): Promise<string | undefined> {
   const dimension = Number(dimensionSel.value) as 0 | 1 | 2;
   say('Drawing the map…', 'busy');
   setState('loading');
-  const chunks = await w.chunks(dimension);
+  const chunks = known ?? (await w.chunks(dimension));
+  if (gen !== generation || w !== world) return undefined;
   let ppc = 16;
   let cpp = 1;
+  // A loop, not Math.max(...xs): a spread of 160,000 chunks overflows the stack.
+  let [x0, z0, x1, z1] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const [x, z] of chunks) {
+    if (x < x0) x0 = x;
+    if (x > x1) x1 = x;
+    if (z < z0) z0 = z;
+    if (z > z1) z1 = z;
+  }
   if (chunks.length > 0) {
-    const xs = chunks.map((c) => c[0]);
-    const zs = chunks.map((c) => c[1]);
-    const wChunks = Math.max(...xs) - Math.min(...xs) + 1;
-    const hChunks = Math.max(...zs) - Math.min(...zs) + 1;
+    const wChunks = x1 - x0 + 1;
+    const hChunks = z1 - z0 + 1;
     while (ppc > 1 && wChunks * hChunks * ppc * ppc > MAX_MAP_PIXELS) ppc /= 2;
     // Chunks spread too far for a pixel each (a chunk visited a million blocks away): several
     // chunks per pixel far out; zoomed in, chunks still show their own tiles.
     while (Math.ceil(wChunks / cpp) * Math.ceil(hChunks / cpp) > MAX_MAP_PIXELS) cpp *= 2;
   }
   const layer = layerSel.value as MapLayer;
-  const y = Math.trunc(Number(yLevel.value) || 0);
-  const image = await w.map({ dimension, pixelsPerChunk: ppc, chunksPerPixel: cpp, layer, y: layer === 'cave' ? y : undefined });
-  if (gen !== generation || w !== world) return;
+  const y = layer === 'cave' ? Math.trunc(Number(yLevel.value) || 0) : undefined;
   const sameView = shown?.world === w && shown.dimension === dimension;
   shown = { world: w, dimension };
-  const markers: Marker[] = players.filter((p) => p.dimension === dimension);
-  const spawn = summary?.levelDat?.spawn;
-  if (dimension === 0 && spawn) markers.unshift({ x: spawn[0], z: spawn[2], label: 'spawn', colour: '#ff3b3b' });
   $('map-section').hidden = false;
   mapView.tilesEnabled = layer === 'relief' || layer === 'surface';
-  baseMarkers = markers;
-  mapView.show(image, chunks, [...entityPanel.markers(), ...markers], sameView);
-  if (viewFromUrl) {
-    // The first map after the page loaded: the URL's centre and zoom, if it has them.
-    viewFromUrl = false;
-    const h = readViewHash();
-    const [x, z, zoom] = ['x', 'z', 'zoom'].map((k) => Number(h.get(k) ?? NaN));
-    if (Number.isFinite(x) && Number.isFinite(z) && Number.isFinite(zoom) && zoom! > 0) mapView.centerOn(x!, z!, zoom);
+  baseMarkers = baseMarkersOf(dimension);
+  const markers = [...entityPanel.markers(), ...baseMarkers];
+  let image: MapImage;
+  if (cpp > 1 || chunks.length <= BAND_CHUNKS) {
+    image = await w.map({ dimension, pixelsPerChunk: ppc, chunksPerPixel: cpp, layer, y });
+    if (gen !== generation || w !== world) return undefined;
+    mapView.show(image, chunks, markers, sameView);
+    mapBands = 1;
+    mark('firstPicture');
+    applyViewFromUrl();
+  } else {
+    const hChunks = z1 - z0 + 1;
+    // Bands of chunk rows: the first (about BAND_CHUNKS chunks) at the view's centre, then
+    // outwards on both sides, each twice the last (up to 16 first bands): the first picture
+    // comes at once and the whole costs few engine calls (each band re-reads blocks shared
+    // with its neighbours).
+    const frame: MapImage = {
+      width: (x1 - x0 + 1) * ppc,
+      height: hChunks * ppc,
+      rgba: new Uint8Array(0),
+      minChunkX: x0,
+      minChunkZ: z0,
+      pixelsPerChunk: ppc,
+      chunksPerPixel: 1,
+      chunksSampledOut: 0,
+      chunksIndexed: 0,
+      chunksDrawn: 0,
+      chunksFailed: 0,
+      chunksWithoutSurface: 0,
+      layer,
+      slimeChunks: 0,
+      biomes: [],
+    };
+    mapView.begin(frame, chunks, markers, sameView);
+    applyViewFromUrl();
+    const rows = Math.max(1, Math.floor((BAND_CHUNKS * hChunks) / chunks.length));
+    const centre = Math.min(z1, Math.max(z0, Math.floor(mapView.view().z / 16)));
+    const first: [number, number] = [Math.max(z0, centre - (rows >> 1)), Math.min(z1, centre - (rows >> 1) + rows - 1)];
+    const bands: Array<[number, number]> = [first];
+    let [north, south, size] = [first[0] - 1, first[1] + 1, rows];
+    while (north >= z0 || south <= z1) {
+      size = Math.min(size * 2, rows * 16);
+      if (south <= z1) bands.push([south, Math.min(z1, south + size - 1)]);
+      if (north >= z0) bands.push([Math.max(z0, north - size + 1), north]);
+      south += size;
+      north -= size;
+    }
+    // Each band's chunks in the engine's (key) order, with the row north of it (it shades the
+    // band's first row).
+    const bandOf = new Int32Array(hChunks + 1).fill(-1);
+    bands.forEach(([a, b], i) => bandOf.fill(i, a - z0, b - z0 + 1));
+    const inBand: Array<Array<[number, number]>> = bands.map(() => []);
+    for (const c of chunks) {
+      const i = bandOf[c[1] - z0]!;
+      inBand[i]!.push(c);
+      const below = c[1] + 1 <= z1 ? bandOf[c[1] + 1 - z0]! : -1;
+      if (below >= 0 && below !== i) inBand[below]!.push(c);
+    }
+    const biomes = new Map<number, [number, string | null, number, string]>();
+    for (const [i, [bz0, bz1]] of bands.entries()) {
+      const band = await w.map({ dimension, pixelsPerChunk: ppc, layer, y, region: [x0, bz0, x1, bz1], chunks: inBand[i]! });
+      if (gen !== generation || w !== world) return undefined;
+      mapView.paint(band);
+      mark('firstPicture');
+      frame.chunksIndexed += band.chunksIndexed;
+      frame.chunksDrawn += band.chunksDrawn;
+      frame.chunksFailed += band.chunksFailed;
+      frame.chunksWithoutSurface += band.chunksWithoutSurface;
+      frame.slimeChunks += band.slimeChunks;
+      if (band.heightMin !== undefined) frame.heightMin = Math.min(frame.heightMin ?? Infinity, band.heightMin);
+      if (band.heightMax !== undefined) frame.heightMax = Math.max(frame.heightMax ?? -Infinity, band.heightMax);
+      for (const row of band.biomes) {
+        const had = biomes.get(row[0]);
+        if (had) had[2] += row[2];
+        else biomes.set(row[0], [...row]);
+      }
+      say(`Drawing the map: ${frame.chunksIndexed.toLocaleString('en')} of ${chunks.length.toLocaleString('en')} chunks…`, 'busy');
+    }
+    // Most columns first, then by id: the order of one whole-map call.
+    frame.biomes = [...biomes.values()].sort((a, b) => b[2] - a[2] || a[0] - b[0]);
+    mapBands = bands.length;
+    mapView.finish(frame);
+    image = frame;
   }
   showLegend(image);
   const failed =
     (image.chunksFailed > 0 ? `, ${image.chunksFailed} could not be decoded` : '') +
     (image.chunksPerPixel > 1 ? ` (far out, one pixel per ${image.chunksPerPixel}×${image.chunksPerPixel} chunks: zoom in for every chunk)` : '');
-  say(`${image.chunksDrawn} of ${chunks.length} chunks drawn${failed}. Click a chunk to inspect its records.`);
-  setState('ready');
+  return `${image.chunksDrawn} of ${chunks.length} chunks drawn${failed}. Click a chunk to inspect its records.`;
+}
+
+/** The first map after the page loaded: the URL's centre and zoom, if it has them. */
+function applyViewFromUrl(): void {
+  if (!viewFromUrl) return;
+  viewFromUrl = false;
+  const h = readViewHash();
+  const [x, z, zoom] = ['x', 'z', 'zoom'].map((k) => Number(h.get(k) ?? NaN));
+  if (Number.isFinite(x) && Number.isFinite(z) && Number.isFinite(zoom) && zoom! > 0) mapView.centerOn(x!, z!, zoom);
 }
 
 /** What the map's colours mean, for the layer shown. */
@@ -754,10 +895,21 @@ document.addEventListener('drop', (ev) => {
   pointOf: (x: number, z: number) => mapView.pointOf(x, z),
   /** The block at the map's centre and the zoom. */
   view: () => mapView.view(),
+  /** Centres the map on block (x, z) at `zoom` screen pixels per block. */
+  centerOn: (x: number, z: number, zoom: number) => mapView.centerOn(x, z, zoom),
   /** The label of the marker at canvas point (x, y), if any. */
   markerAt: (x: number, y: number) => mapView.markerAt(x, y)?.label,
   /** LEVEL_LOCKED retries of OPFS opens after a cancel (dead worker's handles not yet released). */
   lockRetries: () => lockRetries,
+  /** Block tiles held (bounded by MAX_TILES), and the base map's pixel size. */
+  tiles: () => ({ held: mapView.tileCount(), missing: mapView.tilesMissing() }),
+  setMaxTiles: (n: number) => void (mapView.maxTiles = n),
+  /** Engine calls (bands) the last map was drawn in. */
+  mapBands: () => mapBands,
+  /** RGBA of the base map (the whole dimension at the map's pixels per chunk). */
+  basePixels: () => mapView.basePixels(),
+  /** Times (ms since the page's open of the world) of its first map picture and of the map finished. */
+  mapTimes: () => ({ ...mapTimes }),
 };
 
 // The demo world, when the server offers one (npm run serve).

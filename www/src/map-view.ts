@@ -34,11 +34,14 @@ export interface Marker {
 }
 
 const TILE_SCALE = 3; // screen pixels per block from which block tiles are shown
+/** Block tiles kept (least recently drawn go first): a few screens' worth at any world size. */
+export const MAX_TILES = 4096;
 
 export class MapView {
   private image: MapImage | undefined;
   private base: HTMLCanvasElement | undefined;
   private chunkSet = new Set<string>();
+  /** Block tiles by chunk ("x,z"; null: no block data), least recently drawn first. */
   private tiles = new Map<string, HTMLCanvasElement | null>();
   private pending = false;
   private scale = 1;
@@ -166,6 +169,64 @@ export class MapView {
     else this.fit();
   }
 
+  /** Starts a map drawn in bands (see main.ts drawMap): `frame` gives the whole map's size and
+   * origin (its `rgba` is not read); the base starts transparent and `paint` fills it. */
+  begin(frame: MapImage, chunks: Array<[number, number]>, markers: Marker[], keepView = false): void {
+    this.show({ ...frame, width: 0 }, chunks, markers, true);
+    this.image = frame;
+    this.base!.width = Math.max(1, frame.width);
+    this.base!.height = Math.max(1, frame.height);
+    delete this.canvas.dataset.chunks;
+    if (keepView) this.draw();
+    else this.fit();
+  }
+
+  /** Pastes a band of the map begun (same width and origin x, rows from its `minChunkZ`). */
+  paint(band: MapImage): void {
+    const img = this.image;
+    if (!img || !this.base || band.width === 0 || band.height === 0) return;
+    const data = new ImageData(new Uint8ClampedArray(band.rgba), band.width, band.height);
+    this.base.getContext('2d')!.putImageData(data, (band.minChunkX - img.minChunkX) * img.pixelsPerChunk, (band.minChunkZ - img.minChunkZ) * img.pixelsPerChunk);
+    this.draw();
+  }
+
+  /** The figures of a map drawn in bands, once every band is painted. */
+  finish(total: MapImage): void {
+    this.canvas.dataset.chunks = String(total.chunksDrawn);
+    this.canvas.dataset.layer = total.layer;
+    this.canvas.dataset.slimeChunks = String(total.slimeChunks);
+  }
+
+  /** Most block tiles kept (MAX_TILES; tests lower it to watch the eviction). */
+  maxTiles = MAX_TILES;
+
+  /** Block tiles held (tests read it: never above `maxTiles`). */
+  tileCount(): number {
+    return this.tiles.size;
+  }
+
+  /** Chunks in view whose block tile is neither loaded nor known to be missing (0 once the
+   * close-up screen is complete; also 0 when not zoomed in enough for tiles). */
+  tilesMissing(): number {
+    if (!this.image || !this.tilesEnabled || this.scale < TILE_SCALE) return 0;
+    const [bx0, bz0] = this.blockAt(0, 0);
+    const [bx1, bz1] = this.blockAt(this.canvas.width, this.canvas.height);
+    let n = 0;
+    for (let cz = Math.floor(bz0 / 16); cz <= Math.floor(bz1 / 16); cz++) {
+      for (let cx = Math.floor(bx0 / 16); cx <= Math.floor(bx1 / 16); cx++) {
+        if (this.chunkSet.has(`${cx},${cz}`) && !this.tiles.has(`${cx},${cz}`)) n++;
+      }
+    }
+    return n;
+  }
+
+  /** The base map's pixels (tests compare them with the engine's whole-map image). */
+  basePixels(): { width: number; height: number; rgba: Uint8ClampedArray } | undefined {
+    if (!this.base || !this.image || this.image.width === 0) return undefined;
+    const { width, height } = this.base;
+    return { width, height, rgba: this.base.getContext('2d')!.getImageData(0, 0, width, height).data };
+  }
+
   /** Called after the view moved (pan, zoom, fit, jump): the page keeps it in the URL. */
   onViewChange: (() => void) | undefined;
 
@@ -253,8 +314,14 @@ export class MapView {
           const key = `${cx},${cz}`;
           if (!this.chunkSet.has(key)) continue;
           const tile = this.tiles.get(key);
-          if (tile === undefined) missing.push([cx, cz]);
-          else if (tile) ctx.drawImage(tile, ...this.pointOfChunk(cx, cz), chunkPx, chunkPx);
+          if (tile === undefined) {
+            missing.push([cx, cz]);
+            continue;
+          }
+          // Most recently drawn last: eviction takes from the front.
+          this.tiles.delete(key);
+          this.tiles.set(key, tile);
+          if (tile) ctx.drawImage(tile, ...this.pointOfChunk(cx, cz), chunkPx, chunkPx);
         }
       }
       if (missing.length > 0) void this.loadTiles(missing.slice(0, 512));
@@ -345,6 +412,10 @@ export class MapView {
       for (const [x, z] of chunks) this.tiles.set(`${x},${z}`, null);
     } finally {
       this.pending = false;
+    }
+    for (const key of this.tiles.keys()) {
+      if (this.tiles.size <= this.maxTiles) break;
+      this.tiles.delete(key);
     }
     this.draw();
   }

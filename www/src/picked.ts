@@ -28,7 +28,7 @@ export async function filesOfHandle(dir: DirHandle, prefix = dir.name): Promise<
   for await (const entry of dir.values()) {
     const path = `${prefix}/${entry.name}`;
     if (entry.kind === 'file') out.push({ path, file: await entry.getFile() });
-    else out.push(...(await filesOfHandle(entry, path)));
+    else for (const f of await filesOfHandle(entry, path)) out.push(f);
   }
   return out;
 }
@@ -49,7 +49,7 @@ export async function filesOfEntry(entry: FileSystemEntry, prefix = entry.name):
   for (;;) {
     const batch = await new Promise<FileSystemEntry[]>((resolve, reject) => reader.readEntries(resolve, reject));
     if (batch.length === 0) break;
-    for (const e of batch) out.push(...(await filesOfEntry(e, `${prefix}/${e.name}`)));
+    for (const e of batch) for (const f of await filesOfEntry(e, `${prefix}/${e.name}`)) out.push(f);
   }
   return out;
 }

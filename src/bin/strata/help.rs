@@ -117,14 +117,15 @@ example: strata world info ~/worlds/MyWorld"
         ("world", Some("map")) => {
             "usage: strata world map WORLD --out F.png [--dimension N] [--scale PIXELS_PER_CHUNK]
                         [--layer relief|surface|height|biome|slime|cave] [--y Y]
-                        [--chunks-per-pixel N]
+                        [--chunks-per-pixel N] [--region X0,Z0,X1,Z1]
 
 A top-down map of one dimension (0 Overworld, 1 Nether, 2 End) as PNG; --scale 16 draws one
 pixel per block. Layers: relief (default: biome colours shaded by height), surface (real top
 blocks), height (colour ramp, y -64 blue .. 320 white), biome (flat), slime (relief with
 Bedrock's slime chunks tinted green; their number is printed), cave (the first block at or
 below --y). --chunks-per-pixel 2, 4, … (with --scale 1) draws worlds whose chunks spread too
-far for a pixel each: a pixel shows the first chunk of its square.
+far for a pixel each: a pixel shows the first chunk of its square. --region draws only that
+chunk rectangle (inclusive; the viewer draws large worlds in such bands, shaded as one map).
 
 example: strata world map ~/worlds/MyWorld --out caves.png --layer cave --y -20 --scale 4"
         }

@@ -509,6 +509,7 @@ fn map(raw: &[String]) -> CliResult {
             "layer",
             "y",
             "chunks-per-pixel",
+            "region",
         ],
         &[],
     )?;
@@ -534,6 +535,7 @@ fn map(raw: &[String]) -> CliResult {
         layer,
         pixels_per_chunk: u32::try_from(args.number("scale")?.unwrap_or(16)).unwrap_or(0),
         chunks_per_pixel: u32::try_from(args.number("chunks-per-pixel")?.unwrap_or(1)).unwrap_or(0),
+        region: args.value("region").map(parse_region).transpose()?,
         ..MapOptions::default()
     };
     let image = render_map(world.db(), &options)?;
@@ -579,4 +581,19 @@ pub fn gen_world(raw: &[String]) -> CliResult {
         start.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--region X0,Z0,X1,Z1`: a chunk rectangle, inclusive.
+fn parse_region(v: &str) -> Result<(i32, i32, i32, i32), CliError> {
+    let n: Vec<i32> = v
+        .split(',')
+        .map(|p| p.trim().parse::<i32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| CliError::Usage(format!("--region takes X0,Z0,X1,Z1 in chunks, not {v:?}")))?;
+    match n[..] {
+        [x0, z0, x1, z1] => Ok((x0, z0, x1, z1)),
+        _ => Err(CliError::Usage(format!(
+            "--region takes four chunk coordinates X0,Z0,X1,Z1, not {v:?}"
+        ))),
+    }
 }

@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+// The viewer's map on a large world, in headless Chromium (Debian's, through playwright-core,
+// the recipe of bench/browser.mjs): a world folder is opened as a player would (the folder
+// picker), and the page's messages are sampled with their times: the world open, the first
+// picture, the map finished, a close-up screen of block tiles. Browser memory is the sum of
+// the proportional set size of Chromium's processes, sampled throughout.
+//
+//   node bench/map-browser.mjs WORLD_DIR [--layer relief]
+// Env: STRATA_CHROMIUM (default /usr/bin/chromium).
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(path.join(repo, 'js/package.json'));
+const { chromium } = require('playwright-core');
+const { serveDir } = await import(path.join(repo, 'scripts/serve-www.mjs'));
+
+const args = process.argv.slice(2);
+const worldDir = args[0];
+if (!worldDir || !fs.existsSync(path.join(worldDir, 'db'))) {
+  console.error('usage: node bench/map-browser.mjs WORLD_DIR [--layer relief]');
+  process.exit(2);
+}
+const opt = (name, dflt) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : dflt;
+};
+const layer = opt('layer', 'relief');
+const CHROMIUM = process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium';
+
+/** Proportional set size (shared pages split between their sharers, so the processes' sum is
+ * the memory they really hold) of the browser launched with `profile` and all its children. */
+function browserPss(profile) {
+  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
+    .filter(Boolean)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }));
+  const mine = new Set(rows.filter((r) => r.args.includes(profile) && !r.args.includes('--type=')).map((r) => r.pid));
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const r of rows) if (!mine.has(r.pid) && mine.has(r.ppid)) (mine.add(r.pid), (grew = true));
+  }
+  let kb = 0;
+  for (const pid of mine) {
+    try {
+      const m = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').match(/^Pss:\s+(\d+) kB/m);
+      kb += m ? Number(m[1]) : 0;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return kb * 1024;
+}
+
+execFileSync('bash', [path.join(repo, 'scripts/build-www.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
+const { server, origin } = await serveDir(path.join(repo, 'www/dist'), 0);
+const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-map-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: CHROMIUM,
+  headless: true,
+  viewport: { width: 1200, height: 1000 },
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+let peak = 0;
+const sampler = setInterval(() => (peak = Math.max(peak, browserPss(profile))), 100);
+try {
+  const page = await context.newPage();
+  page.on('pageerror', (e) => console.error('page error:', e));
+  await page.goto(`${origin}/#layer=${layer}`);
+  await page.waitForFunction(() => document.body.dataset.state === 'ready');
+  const idle = browserPss(profile);
+  await page.evaluate(() => {
+    const log = [];
+    window.__log = log;
+    const t0 = performance.now();
+    const m = document.getElementById('message');
+    new MutationObserver(() => log.push([performance.now() - t0, m.textContent])).observe(m, { childList: true, characterData: true, subtree: true });
+    const map = document.getElementById('map');
+    new MutationObserver(() => log.push([performance.now() - t0, `map ${map.width}x${map.height} chunks=${map.dataset.chunks ?? ''}`])).observe(map, { attributes: true });
+    document.body.dataset.state = 'idle';
+  });
+  const t0 = Date.now();
+  await page.setInputFiles('#open-folder', worldDir);
+  await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state ?? ''), undefined, { timeout: 600_000 });
+  const total = (Date.now() - t0) / 1000;
+  const log = await page.evaluate(() => window.__log);
+  const times = await page.evaluate(() => window.strataViewer.mapTimes());
+  for (const [t, what] of log) console.log(`${(t / 1000).toFixed(2).padStart(7)} s  ${String(what).slice(0, 140)}`);
+  console.log(`milestones (ms from the open's start): ${JSON.stringify(times)}`);
+  console.log(`open to ready: ${total.toFixed(2)} s; Chromium PSS idle ${(idle / 2 ** 20).toFixed(0)} MiB, peak ${(peak / 2 ** 20).toFixed(0)} MiB`);
+  await page.screenshot({ path: path.join(os.tmpdir(), `map-${layer}.png`) });
+} finally {
+  clearInterval(sampler);
+  await context.close();
+  server.close();
+}
