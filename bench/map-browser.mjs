@@ -5,7 +5,7 @@
 // picture, the map finished, a close-up screen of block tiles. Browser memory is the sum of
 // the proportional set size of Chromium's processes, sampled throughout.
 //
-//   node bench/map-browser.mjs WORLD_DIR [--layer relief]
+//   node bench/map-browser.mjs WORLD_DIR [--layer relief] [--json OUT.json]
 // Env: STRATA_CHROMIUM (default /usr/bin/chromium).
 
 import { execFileSync } from 'node:child_process';
@@ -47,15 +47,19 @@ function browserPss(profile) {
     for (const r of rows) if (!mine.has(r.pid) && mine.has(r.ppid)) (mine.add(r.pid), (grew = true));
   }
   let kb = 0;
+  let rendererKb = 0;
   for (const pid of mine) {
     try {
       const m = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').match(/^Pss:\s+(\d+) kB/m);
-      kb += m ? Number(m[1]) : 0;
+      const n = m ? Number(m[1]) : 0;
+      kb += n;
+      // The page and its dedicated workers live in renderer processes.
+      if (rows.find((r) => r.pid === pid)?.args.includes('--type=renderer')) rendererKb += n;
     } catch {
       // exited meanwhile
     }
   }
-  return kb * 1024;
+  return { all: kb * 1024, renderer: rendererKb * 1024 };
 }
 
 execFileSync('bash', [path.join(repo, 'scripts/build-www.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
@@ -67,8 +71,12 @@ const context = await chromium.launchPersistentContext(profile, {
   viewport: { width: 1200, height: 1000 },
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
-let peak = 0;
-const sampler = setInterval(() => (peak = Math.max(peak, browserPss(profile))), 100);
+const peak = { all: 0, renderer: 0 };
+const sampler = setInterval(() => {
+  const m = browserPss(profile);
+  peak.all = Math.max(peak.all, m.all);
+  peak.renderer = Math.max(peak.renderer, m.renderer);
+}, 100);
 try {
   const page = await context.newPage();
   page.on('pageerror', (e) => console.error('page error:', e));
@@ -93,8 +101,20 @@ try {
   const times = await page.evaluate(() => window.strataViewer.mapTimes());
   for (const [t, what] of log) console.log(`${(t / 1000).toFixed(2).padStart(7)} s  ${String(what).slice(0, 140)}`);
   console.log(`milestones (ms from the open's start): ${JSON.stringify(times)}`);
-  console.log(`open to ready: ${total.toFixed(2)} s; Chromium PSS idle ${(idle / 2 ** 20).toFixed(0)} MiB, peak ${(peak / 2 ** 20).toFixed(0)} MiB`);
+  const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+  const after = browserPss(profile);
+  console.log(
+    `open to ready: ${total.toFixed(2)} s; Chromium PSS (all processes) idle ${mib(idle.all)}, peak ${mib(peak.all)}, ready ${mib(after.all)}; ` +
+      `page + workers (renderer processes) idle ${mib(idle.renderer)}, peak ${mib(peak.renderer)}, ready ${mib(after.renderer)}`,
+  );
   await page.screenshot({ path: path.join(os.tmpdir(), `map-${layer}.png`) });
+  const out = opt('json', undefined);
+  if (out) {
+    const chunks = Number(await page.getAttribute('#map', 'data-chunks'));
+    const bands = await page.evaluate(() => window.strataViewer.mapBands());
+    const browser = execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    fs.writeFileSync(out, JSON.stringify({ world: worldDir, layer, browser, chunks, bands, times, openToReadySeconds: total, pss: { idle, peak, ready: after } }, null, 2));
+  }
 } finally {
   clearInterval(sampler);
   await context.close();

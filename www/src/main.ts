@@ -254,7 +254,7 @@ async function load(label: string, open: () => Promise<World>, sameWorld = false
 /** When the world being opened got its milestones (ms from the open's start; tests and the
  * map benchmark read them through window.strataViewer.mapTimes). */
 let mapBands = 0;
-let mapTimes: { opened?: number; firstPicture?: number; mapDrawn?: number; ready?: number } = {};
+let mapTimes: { opened?: number; chunkIndex?: number; firstPicture?: number; mapDrawn?: number; ready?: number } = {};
 let loadStart = 0;
 function mark(what: keyof typeof mapTimes): void {
   mapTimes[what] ??= Math.round(performance.now() - loadStart);
@@ -296,6 +296,7 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
         }
       }
       dimensionSel.value = String(pick);
+      mark('chunkIndex');
     }
     if (gen !== generation) return;
     const mapMessage = await drawMap(gen, w, chunks);

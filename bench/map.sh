@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The map at any size (issue 18), one run: a 160,000-chunk world (`strata gen-world`, 400 × 400
+# chunks, kept in ~/.cache/strata/map-400), drawn by the native CLI (`strata world map`, one
+# call per layer) and by the viewer in headless Chromium from the picked folder
+# (bench/map-browser.mjs: first picture, map drawn, page ready, memory). Report:
+# $RESULTS_DIR/map-<UTC date>.md (target/bench-results/ unless STRATA_BENCH_SAVE=1).
+#
+#   npm run bench:map            (or: bash bench/map.sh [WORLD_DIR])
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/results_dir.sh
+cargo build --release --bin strata >/dev/null
+cli=target/release/strata
+world=${1:-$HOME/.cache/strata/map-400}
+if [[ ! -f $world/level.dat ]]; then
+  echo "== generating $world (400 × 400 chunks)"
+  rm -rf "$world"
+  "$cli" gen-world "$world" --chunks-x 400 --chunks-z 400 --seed 7
+fi
+day=$(date -u +%F)
+report=$RESULTS_DIR/map-$day.md
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+{
+  echo "# The map at any size, $day"
+  echo
+  echo "World: \`$world\` ($("$cli" world chunks "$world") chunks in the Overworld, $(du -sh "$world/db" | cut -f1) on disk). Machine: $(nproc) cores, $(uname -m)."
+  echo
+  echo "## Native CLI, one \`strata world map\` call per layer (4 pixels per chunk)"
+  echo
+  echo "| layer | seconds | peak RSS (MiB) |"
+  echo "|---|---:|---:|"
+} >"$report"
+for layer in relief surface height biome; do
+  /usr/bin/time -f '%e %M' -o "$tmp/time" "$cli" world map "$world" --out "$tmp/$layer.png" --layer "$layer" --scale 4 >/dev/null
+  read -r secs kb <"$tmp/time"
+  echo "| $layer | $secs | $((kb / 1024)) |" >>"$report"
+done
+{
+  echo
+  echo "## The viewer in Chromium (picked folder), milliseconds from the open's start"
+  echo
+  echo "| layer | world open | chunk index | first picture | map drawn | page ready | bands | PSS page + workers peak (MiB) | PSS all processes peak (MiB) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+} >>"$report"
+for layer in relief surface; do
+  node bench/map-browser.mjs "$world" --layer "$layer" --json "$tmp/$layer.json" | tail -2
+  node -e '
+    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    const t = r.times, mib = (n) => (n / 2 ** 20).toFixed(0);
+    console.log(`| ${r.layer} | ${t.opened} | ${t.chunkIndex} | ${t.firstPicture} | ${t.mapDrawn} | ${t.ready} | ${r.bands} | ${mib(r.pss.peak.renderer)} | ${mib(r.pss.peak.all)} |`);
+  ' "$tmp/$layer.json" >>"$report"
+  browser=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).browser)' "$tmp/$layer.json")
+done
+echo >>"$report"
+echo "Browser: $browser. One run each; absolute times on a shared machine are noise, compare within the run." >>"$report"
+echo "== $report"
+cat "$report"
