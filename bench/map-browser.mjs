@@ -107,13 +107,25 @@ try {
     `open to ready: ${total.toFixed(2)} s; Chromium PSS (all processes) idle ${mib(idle.all)}, peak ${mib(peak.all)}, ready ${mib(after.all)}; ` +
       `page + workers (renderer processes) idle ${mib(idle.renderer)}, peak ${mib(peak.renderer)}, ready ${mib(after.renderer)}`,
   );
+  // A full screen of close-up block tiles (relief and surface show them), three places in turn.
+  const closeUp = [];
+  if (layer === 'relief' || layer === 'surface') {
+    for (const [bx, bz] of [[0, 0], [1200, 800], [-1500, -900]]) {
+      const c0 = Date.now();
+      await page.evaluate(([x, z]) => window.strataViewer.centerOn(x, z, 6), [bx, bz]);
+      await page.waitForFunction(() => window.strataViewer.tiles().missing === 0, undefined, { timeout: 120_000 });
+      const t = await page.evaluate(() => window.strataViewer.tiles());
+      closeUp.push({ at: [bx, bz], ms: Date.now() - c0, tilesHeld: t.held });
+    }
+    console.log(`close-up screens (zoom 6 px/block): ${JSON.stringify(closeUp)}`);
+  }
   await page.screenshot({ path: path.join(os.tmpdir(), `map-${layer}.png`) });
   const out = opt('json', undefined);
   if (out) {
     const chunks = Number(await page.getAttribute('#map', 'data-chunks'));
     const bands = await page.evaluate(() => window.strataViewer.mapBands());
     const browser = execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    fs.writeFileSync(out, JSON.stringify({ world: worldDir, layer, browser, chunks, bands, times, openToReadySeconds: total, pss: { idle, peak, ready: after } }, null, 2));
+    fs.writeFileSync(out, JSON.stringify({ world: worldDir, layer, browser, chunks, bands, times, closeUp, openToReadySeconds: total, pss: { idle, peak, ready: after } }, null, 2));
   }
 } finally {
   clearInterval(sampler);

@@ -2,7 +2,8 @@
 # The map at any size (issue 18), one run: a 160,000-chunk world (`strata gen-world`, 400 × 400
 # chunks, kept in ~/.cache/strata/map-400), drawn by the native CLI (`strata world map`, one
 # call per layer) and by the viewer in headless Chromium from the picked folder
-# (bench/map-browser.mjs: first picture, map drawn, page ready, memory). Report:
+# (bench/map-browser.mjs: first picture, map drawn, page ready, a close-up screen of block
+# tiles at three places, memory). Report:
 # $RESULTS_DIR/map-<UTC date>.md (target/bench-results/ unless STRATA_BENCH_SAVE=1).
 #
 #   npm run bench:map            (or: bash bench/map.sh [WORLD_DIR])
@@ -40,15 +41,15 @@ done
   echo
   echo "## The viewer in Chromium (picked folder), milliseconds from the open's start"
   echo
-  echo "| layer | world open | chunk index | first picture | map drawn | page ready | bands | PSS page + workers peak (MiB) | PSS all processes peak (MiB) |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| layer | world open | chunk index | first picture | map drawn | page ready | bands | close-up screen (slowest of 3) | PSS page + workers peak (MiB) | PSS all processes peak (MiB) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 } >>"$report"
 for layer in relief surface; do
   node bench/map-browser.mjs "$world" --layer "$layer" --json "$tmp/$layer.json" | tail -2
   node -e '
     const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
     const t = r.times, mib = (n) => (n / 2 ** 20).toFixed(0);
-    console.log(`| ${r.layer} | ${t.opened} | ${t.chunkIndex} | ${t.firstPicture} | ${t.mapDrawn} | ${t.ready} | ${r.bands} | ${mib(r.pss.peak.renderer)} | ${mib(r.pss.peak.all)} |`);
+    console.log(`| ${r.layer} | ${t.opened} | ${t.chunkIndex} | ${t.firstPicture} | ${t.mapDrawn} | ${t.ready} | ${r.bands} | ${Math.max(...r.closeUp.map((c) => c.ms))} | ${mib(r.pss.peak.renderer)} | ${mib(r.pss.peak.all)} |`);
   ' "$tmp/$layer.json" >>"$report"
   browser=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).browser)' "$tmp/$layer.json")
 done
