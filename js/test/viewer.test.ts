@@ -573,6 +573,48 @@ describe('world viewer in Chromium', () => {
     expect(fs.readFileSync(file).equals(original)).toBe(true);
   });
 
+  test('players and block entities are listed: a click goes there on the map and shows the record', async () => {
+    const name = 'amulet_1_18_vanilla';
+    const w = await openWorld(path.join(worldsDir, name));
+    const local = (await w.nbt('~local_player'))![0]!.value as { Pos: number[]; DimensionId: number };
+    const { entities } = await w.entities(0);
+    const nether = (await w.entities(1)).entities.length;
+    await w.close();
+    const counts = new Map<string, number>();
+    for (const e of entities) if (e.kind === 'block entity') counts.set(e.identifier, (counts.get(e.identifier) ?? 0) + 1);
+    const [identifier, count] = [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]!;
+    const instances = entities.filter((e) => e.kind === 'block entity' && e.identifier === identifier);
+    expect(instances.length).toBe(count);
+    expect((await openWith('#open-mcworld', path.join(zips, `${name}.mcworld`))).state).toBe('ready');
+    const view = () => page.evaluate(() => (window as unknown as { strataViewer: { view(): { x: number; z: number; zoom: number } } }).strataViewer.view());
+    // The block entity kind with the most instances: its positions, in the engine's order.
+    await page.click(`#entity-table tr[data-kind="block entity"][data-identifier="${identifier}"] .show-instances`);
+    const listed = await page.$$eval(`#entity-table tr.instances[data-identifier="${identifier}"] .goto-entity`, (bs) => bs.map((b) => b.textContent));
+    expect(listed).toEqual(instances.slice(0, 200).map((e) => `${Math.floor(e.x)}, ${Math.floor(e.y)}, ${Math.floor(e.z)}`));
+    const last = instances[Math.min(200, instances.length) - 1]!;
+    await page.locator(`#entity-table tr.instances[data-identifier="${identifier}"] .goto-entity`).last().click();
+    await page.waitForFunction((id) => document.getElementById('entity-view')!.dataset.identifier === id, identifier);
+    const v2 = await view();
+    expect([Math.abs(v2.x - Math.floor(last.x)) <= 1, Math.abs(v2.z - Math.floor(last.z)) <= 1]).toEqual([true, true]);
+    // A second click on the identifier folds the list away.
+    await page.click(`#entity-table tr[data-kind="block entity"][data-identifier="${identifier}"] .show-instances`);
+    expect(await page.$$(`#entity-table tr.instances`)).toHaveLength(0);
+    // The one player: its dimension and position, from its record.
+    const [px, py, pz] = local.Pos.map(Math.floor) as [number, number, number];
+    expect(await page.$$eval('#player-list li', (lis) => lis.map((li) => li.textContent))).toEqual([
+      `player (local) · ${['Overworld', 'Nether', 'End'][local.DimensionId]} ${px}, ${py}, ${pz}`,
+    ]);
+    await page.click('#player-list .goto-player');
+    await page.waitForSelector('#entity-view[data-identifier="player ~local_player"]');
+    const v = await view();
+    expect([Math.abs(v.x - px) <= 1, Math.abs(v.z - pz) <= 1, v.zoom >= 4]).toEqual([true, true, true]);
+    // The player is in the Nether here: the map went there, and the entity list with it.
+    expect([local.DimensionId, await page.inputValue('#dimension')]).toEqual([1, '1']);
+    expect(await page.getAttribute('#map', 'data-chunks')).toBe('70');
+    expect(await page.getAttribute('#entities-section', 'data-entities')).toBe(String(nether));
+    await page.screenshot({ path: path.join(artifacts, 'entity-instances.png'), fullPage: true });
+  });
+
   test('save to a folder: the picked folder gets exactly the exported world; a non-empty folder is refused', async () => {
     const file = path.join(worldsDir, 'rbedrock_example3.mcworld');
     // The expectation: the Node API's export of the same world, unpacked by Python.

@@ -34,7 +34,7 @@ import type { Unzipped } from './unzip.js';
 import { Editor, type EditorHost } from './editor/editor.js';
 import { SnbtEditor } from './editor/snbt-editor.js';
 import { EntityPanel } from './entities/entity-panel.js';
-import { Inspector } from './inspector.js';
+import { Inspector, showValue } from './inspector.js';
 import { KeyBrowser } from './keys.js';
 import { MapView, type Marker } from './map-view.js';
 import { filesOfEntry, filesOfHandle, filesOfInput, worldRoot, type DirectoryPicker, type PickedFile } from './picked.js';
@@ -64,7 +64,7 @@ type Source =
   | { kind: 'opfs'; location: string }
   | { kind: 'files'; files: PickedFile[]; root: string };
 let source: Source | undefined;
-let players: Array<Marker & { dimension: number }> = [];
+let players: PlayerMarker[] = [];
 let summary: WorldSummary | undefined;
 let generation = 0;
 
@@ -135,7 +135,8 @@ const mapView = new MapView($<HTMLCanvasElement>('map'), $('coords'), {
     inspector.show(w, Number(dimensionSel.value) as 0 | 1 | 2, x, z).catch((e: unknown) => showError(describe(e, 'the chunk')));
   },
   onMarkerClick: (m) => {
-    if (m.data) void entityPanel.show(m.data as EntityInfo).catch((e: unknown) => showError(describe(e, 'the entity')));
+    if (m.data && 'playerKey' in (m.data as object)) void showPlayer(m.data as PlayerRef).catch((e: unknown) => showError(describe(e, 'the player')));
+    else if (m.data) void entityPanel.show(m.data as EntityInfo).catch((e: unknown) => showError(describe(e, 'the entity')));
   },
   onSelectRect: (x0, z0, x1, z1) => {
     if (world) editor.addRect(x0, z0, x1, z1);
@@ -218,6 +219,7 @@ function clearWorldView(): void {
   keyBrowser.attach(undefined);
   void entityPanel.load(undefined);
   players = [];
+  renderPlayers();
 }
 
 async function closeWorld(): Promise<void> {
@@ -309,6 +311,7 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     summary = s;
     players = await playerMarkers(w);
     baseMarkers = baseMarkersOf(Number(dimensionSel.value));
+    renderPlayers();
     const scan = await w.db.scan();
     const props = await w.db.properties();
     const recovery = await w.db.recovery();
@@ -573,13 +576,66 @@ function showLegend(image: MapImage): void {
 }
 
 /** Where the players are: `Pos` and `DimensionId` of ~local_player and every player_* record. */
-async function playerMarkers(w: World): Promise<Array<Marker & { dimension: number }>> {
+const DIMENSIONS = ['Overworld', 'Nether', 'End'];
+
+/** The players of the world (every dimension): where each is; a click goes there (switching
+ * the map's dimension when needed) and shows the record. */
+function renderPlayers(): void {
+  $('players-line').hidden = players.length === 0;
+  $('player-list').replaceChildren(
+    ...players.map((p) => {
+      const li = document.createElement('li');
+      const ref = p.data as PlayerRef;
+      li.dataset.player = ref.name;
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'link goto-player';
+      b.textContent = `${p.label} · ${DIMENSIONS[p.dimension] ?? `dimension ${p.dimension}`} ${p.x}, ${p.y ?? '?'}, ${p.z}`;
+      b.addEventListener('click', () => {
+        void (async () => {
+          if (Number(dimensionSel.value) !== p.dimension && p.dimension >= 0 && p.dimension <= 2) {
+            // What a change of the dimension select does, awaited.
+            dimensionSel.value = String(p.dimension);
+            inspector.clear();
+            await showMap();
+            await editor.attach(world);
+            await entityPanel.load(world);
+          }
+          mapView.centerOn(p.x, p.z, Math.max(mapView.view().zoom, 4));
+          await showPlayer(ref);
+        })().catch((e: unknown) => showError(describe(e, 'the player')));
+      });
+      li.append(b);
+      return li;
+    }),
+  );
+}
+
+/** A player's record (NBT, editable as SNBT) in the entity view. */
+async function showPlayer(ref: PlayerRef): Promise<void> {
+  const w = world;
+  if (!w) return;
+  const view = $('entity-view');
+  $('entities-section').hidden = false;
+  await showValue(w, ref.playerKey, `player ${ref.name}`, view, (key) => void snbtEditor.editRecord(key, `player ${ref.name}`));
+  view.dataset.identifier = `player ${ref.name}`;
+  view.scrollIntoView({ block: 'nearest' });
+}
+
+/** What a player marker opens: its record. */
+interface PlayerRef {
+  playerKey: Uint8Array;
+  name: string;
+}
+type PlayerMarker = Marker & { dimension: number; y?: number | undefined };
+
+async function playerMarkers(w: World): Promise<PlayerMarker[]> {
   const enc = new TextEncoder();
   const keys = [
     ...((await w.db.iterator({ gte: '~local_player', lte: '~local_player', values: false }).all()) as Array<[Uint8Array, unknown]>),
     ...((await w.db.iterator({ gte: 'player_', lt: 'player`', values: false, limit: 64 }).all()) as Array<[Uint8Array, unknown]>),
   ].map(([k]) => k);
-  const out: Array<Marker & { dimension: number }> = [];
+  const out: PlayerMarker[] = [];
   for (const key of keys) {
     try {
       const value = (await w.nbt(key))?.[0]?.value as { Pos?: unknown; DimensionId?: unknown } | undefined;
@@ -589,9 +645,11 @@ async function playerMarkers(w: World): Promise<Array<Marker & { dimension: numb
       out.push({
         x: Math.floor(pos[0]),
         z: Math.floor(pos[2]),
+        y: typeof pos[1] === 'number' ? Math.floor(pos[1]) : undefined,
         dimension: typeof value?.DimensionId === 'number' ? value.DimensionId : 0,
         label: local ? 'player (local)' : 'player',
         colour: '#3bd1ff',
+        data: { playerKey: key, name: local ? '~local_player' : new TextDecoder().decode(key) } satisfies PlayerRef,
       });
     } catch {
       // A player record that is not NBT: no marker.
@@ -1020,6 +1078,7 @@ const entityPanel = new EntityPanel(
     confirm: (text, run) => editor.confirm(text, run),
     markersChanged: () => mapView.setMarkers([...entityPanel.markers(), ...baseMarkers]),
     edit: (key, label) => void snbtEditor.editRecord(key, label),
+    goTo: (x, z) => mapView.centerOn(x, z, Math.max(mapView.view().zoom, 4)),
   },
   {
     section: $('entities-section'),

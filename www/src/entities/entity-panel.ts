@@ -2,11 +2,13 @@
 // as map markers (small dots coloured by identifier; entities on by default, block entities
 // on request) and as a table of identifiers with their counts in the dimension and in the
 // editor's selection; a row's "Delete in selection…" deletes those entities (never block
-// entities) after a confirmation, and a click on a marker shows its NBT (editable as SNBT).
+// entities) after a confirmation, and a click on a marker shows its NBT (editable as SNBT). An
+// identifier opens the list of where its entities are (chests, spawners…): a click goes there.
 //
 // Hooks: `#entities-section[data-entities]` (entities and block entities listed), rows
 // `#entity-table tr[data-identifier][data-kind][data-count][data-selected]`, buttons
-// `.delete-entities`, `#entity-view` (the clicked entity's record).
+// `.delete-entities`, `.show-instances`, `tr.instances .goto-entity[data-x][data-z]`,
+// `#entity-view` (the clicked entity's record).
 //
 // Invariants: the list is the engine's for the world and dimension shown (reloaded after every
 // saved edit); deletes go through the host's writable copy, one atomic batch each.
@@ -32,7 +34,12 @@ export interface EntityHost {
   markersChanged(): void;
   /** Opens a record in the SNBT editor. */
   edit(key: Uint8Array, label: string): void;
+  /** Centres the map on block (x, z) of the dimension shown, close up. */
+  goTo(x: number, z: number): void;
 }
+
+/** Instances listed under an identifier's row (the rest are counted, not listed). */
+const MAX_INSTANCES = 200;
 
 function colourOf(identifier: string): string {
   let h = 0;
@@ -47,6 +54,8 @@ function hexBytes(hex: string): Uint8Array {
 export class EntityPanel {
   private list: EntityInfo[] = [];
   private rects: Rect[] = [];
+  /** Rows (kind + identifier) whose instances are listed. */
+  private readonly open = new Set<string>();
   private loaded: World | undefined;
 
   constructor(
@@ -66,6 +75,7 @@ export class EntityPanel {
 
   /** Lists the entities of `world`'s current dimension (or clears the panel). */
   async load(world: World | undefined): Promise<void> {
+    if (this.loaded !== world) this.open.clear();
     this.loaded = world;
     this.els.section.hidden = world === undefined;
     this.els.view.replaceChildren();
@@ -121,7 +131,8 @@ export class EntityPanel {
     const sorted = [...rows.values()].sort((a, b) => b.count - a.count || a.identifier.localeCompare(b.identifier));
     this.els.section.dataset.entities = String(this.list.length);
     this.els.table.replaceChildren(
-      ...sorted.map((r) => {
+      ...sorted.flatMap((r) => {
+        const rowKey = `${r.kind}\u0000${r.identifier}`;
         const tr = document.createElement('tr');
         tr.dataset.identifier = r.identifier;
         tr.dataset.kind = r.kind;
@@ -131,7 +142,18 @@ export class EntityPanel {
         sw.className = 'swatch';
         sw.style.background = colourOf(r.identifier);
         const name = document.createElement('td');
-        name.append(sw, r.identifier);
+        // The identifier toggles the list of its instances (where each is; a click goes there).
+        const toggle = document.createElement('button');
+        toggle.type = 'button';
+        toggle.className = 'link show-instances';
+        toggle.textContent = r.identifier;
+        toggle.title = 'list where they are';
+        toggle.setAttribute('aria-expanded', String(this.open.has(rowKey)));
+        toggle.addEventListener('click', () => {
+          if (!this.open.delete(rowKey)) this.open.add(rowKey);
+          this.render();
+        });
+        name.append(sw, toggle);
         const cells = [r.kind, r.count.toLocaleString('en'), r.selected.toLocaleString('en')].map((t) => {
           const td = document.createElement('td');
           td.textContent = t;
@@ -147,9 +169,48 @@ export class EntityPanel {
           act.append(b);
         }
         tr.append(name, ...cells, act);
-        return tr;
+        return this.open.has(rowKey) ? [tr, this.instancesRow(r.identifier, r.kind, r.count)] : [tr];
       }),
     );
+  }
+
+  /** A row listing where the entities of one identifier and kind are (at most MAX_INSTANCES);
+   * a click centres the map there and shows the record. */
+  private instancesRow(identifier: string, kind: string, count: number): HTMLTableRowElement {
+    const tr = document.createElement('tr');
+    tr.className = 'instances';
+    tr.dataset.identifier = identifier;
+    tr.dataset.kind = kind;
+    const td = document.createElement('td');
+    td.colSpan = 5;
+    const ul = document.createElement('ul');
+    const of = this.list.filter((e) => e.identifier === identifier && e.kind === kind);
+    for (const e of of.slice(0, MAX_INSTANCES)) {
+      const li = document.createElement('li');
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'link goto-entity';
+      const [x, y, z] = [e.x, e.y, e.z].map(Math.floor) as [number, number, number];
+      b.dataset.x = String(x);
+      b.dataset.z = String(z);
+      b.textContent = `${x}, ${y}, ${z}`;
+      b.title = `chunk ${e.cx}, ${e.cz}: show it on the map and its record`;
+      b.addEventListener('click', () => {
+        this.host.goTo(x, z);
+        this.show(e).catch((err: unknown) => this.host.fail(err, 'the entity'));
+      });
+      li.append(b);
+      ul.append(li);
+    }
+    td.append(ul);
+    if (count > MAX_INSTANCES) {
+      const more = document.createElement('p');
+      more.className = 'note';
+      more.textContent = `… and ${(count - MAX_INSTANCES).toLocaleString('en')} more (the first ${MAX_INSTANCES} in key order are listed).`;
+      td.append(more);
+    }
+    tr.append(td);
+    return tr;
   }
 
   private askDelete(identifier: string, n: number): void {
