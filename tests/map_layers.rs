@@ -402,3 +402,54 @@ fn bands_stack_into_the_whole_map_real_world() {
     }
     assert_bands_stack_into_the_whole_map(open("amulet_1_18_vanilla").db(), "amulet_1_18_vanilla");
 }
+
+/// Every shared world, every dimension with chunks, every layer: each chunk is drawn, or has
+/// no surface record, or is counted as failed; no chunk of these worlds (all opened by the
+/// game) fails to decode.
+#[test]
+fn every_shared_world_every_layer_decodes() {
+    if common::skip_without_worlds("every_shared_world_every_layer_decodes") {
+        return;
+    }
+    let layers = [
+        MapLayer::Relief,
+        MapLayer::Surface,
+        MapLayer::Height,
+        MapLayer::Biome,
+        MapLayer::Slime,
+        MapLayer::parse("cave", Some(0)).unwrap(),
+    ];
+    let mut checked = 0;
+    for w in common::worlds() {
+        let dir = common::worlds_dir().join(&w.name);
+        let world = World::open(Arc::new(FsStorage::new()), dir.to_str().unwrap()).unwrap();
+        for dimension in 0..3 {
+            let n = keys::chunk_positions(world.db(), dimension).unwrap().len() as u64;
+            if n == 0 {
+                continue;
+            }
+            for layer in layers {
+                let image = render_map(
+                    world.db(),
+                    &MapOptions {
+                        dimension,
+                        layer,
+                        pixels_per_chunk: 1,
+                        ..MapOptions::default()
+                    },
+                )
+                .unwrap();
+                let what = format!("{} dimension {dimension} {layer:?}", w.name);
+                assert_eq!(image.chunks_indexed, n, "{what}");
+                assert_eq!(
+                    image.chunks_drawn + image.chunks_without_surface + image.chunks_failed,
+                    n,
+                    "{what}"
+                );
+                assert_eq!(image.chunks_failed, 0, "{what}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 15 * 6, "{checked} world/dimension/layer maps checked");
+}
