@@ -451,5 +451,79 @@ fn every_shared_world_every_layer_decodes() {
             }
         }
     }
-    assert!(checked >= 15 * 6, "{checked} world/dimension/layer maps checked");
+    assert!(
+        checked >= 15 * 6,
+        "{checked} world/dimension/layer maps checked"
+    );
+}
+
+/// A chunk whose surface record does not decode is counted and named (with why), in the whole
+/// map and in the band that holds it; the other chunks are drawn.
+#[test]
+fn undecodable_chunks_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("w");
+    strata::bedrock::synth::generate(
+        Arc::new(FsStorage::new()),
+        root.to_str().unwrap(),
+        strata::bedrock::synth::SynthParams {
+            chunks_x: 8,
+            chunks_z: 8,
+            seed: 3,
+        },
+    )
+    .unwrap();
+    {
+        let db = strata::Db::open_path(
+            root.join("db").to_str().unwrap(),
+            strata::Options::bedrock(),
+        )
+        .unwrap();
+        for (x, z) in [(1, 2), (-3, 0)] {
+            let key = keys::chunk_key(x, z, 0, keys::TAG_DATA3D, None);
+            db.put(
+                &strata::WriteOptions::default(),
+                &key,
+                b"not a Data3D record",
+            )
+            .unwrap();
+        }
+        db.close().unwrap();
+    }
+    let world = World::open(Arc::new(FsStorage::new()), root.to_str().unwrap()).unwrap();
+    let whole = render_map(
+        world.db(),
+        &MapOptions {
+            pixels_per_chunk: 1,
+            ..MapOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!((whole.chunks_drawn, whole.chunks_failed), (62, 2));
+    let mut named: Vec<(i32, i32)> = whole.failed_chunks.iter().map(|f| (f.0, f.1)).collect();
+    named.sort();
+    assert_eq!(named, vec![(-3, 0), (1, 2)]);
+    assert!(
+        whole.failed_chunks.iter().all(|f| !f.2.is_empty()),
+        "{:?}",
+        whole.failed_chunks
+    );
+    // The band of rows 1..=2 holds (1, 2) only; row 0 (north of it) is read, not counted.
+    let band = render_map(
+        world.db(),
+        &MapOptions {
+            pixels_per_chunk: 1,
+            region: Some((-4, 1, 3, 2)),
+            ..MapOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!((band.chunks_drawn, band.chunks_failed), (15, 1));
+    assert_eq!(
+        band.failed_chunks
+            .iter()
+            .map(|f| (f.0, f.1))
+            .collect::<Vec<_>>(),
+        vec![(1, 2)]
+    );
 }

@@ -68,6 +68,8 @@ export interface WasmMapImage {
   chunksIndexed: number;
   chunksDrawn: number;
   chunksFailed: number;
+  /** The first failed chunks (at most 64), in the order read: `[x, z, why]`. */
+  failedChunks: Array<[number, number, string]>;
   chunksWithoutSurface: number;
   /** Chunks per pixel side (1 unless asked; then `pixelsPerChunk` is 1 / it). */
   chunksPerPixel: number;

@@ -693,6 +693,8 @@ describe('world viewer in Chromium', () => {
   test('a large world (gen-world, 12,100 chunks) is drawn in bands: the pixels and figures of one whole-map call, each layer; block tiles stay bounded', async () => {
     const dir = path.join(tempDir('large-world'), 'large');
     execFileSync(releaseCli, ['gen-world', dir, '--chunks-x', '110', '--chunks-z', '110', '--seed', '11']);
+    // Chunk (5, 7)'s Data3D record made undecodable: named by the page, never silently skipped.
+    execFileSync(releaseCli, ['put', path.join(dir, 'db'), '0x05000000070000002b', '0x00']);
     const w = await openWorld(dir);
     expect((await w.chunks(0)).length).toBe(12_100);
     // 110 × 110 chunks at 16 pixels per chunk fit the page's 4 Mi pixels: 1,760 × 1,760.
@@ -720,8 +722,14 @@ describe('world viewer in Chromium', () => {
       });
     const shown = await openWith('#open-folder', dir);
     const relief = whole.get('relief')!;
-    expect([shown.state, shown.chunks, shown.message]).toEqual(['ready', '12100', '12100 of 12100 chunks drawn. Click a chunk to inspect its records.']);
-    expect([relief.width, relief.height, relief.chunksDrawn]).toEqual([1760, 1760, 12_100]);
+    expect([relief.width, relief.height, relief.chunksDrawn, relief.chunksFailed]).toEqual([1760, 1760, 12_099, 1]);
+    expect(relief.failedChunks.map(([x, z]) => [x, z])).toEqual([[5, 7]]);
+    expect([shown.state, shown.chunks, shown.message]).toEqual([
+      'ready',
+      '12099',
+      `12099 of 12100 chunks drawn, 1 could not be decoded (chunk 5, 7: ${relief.failedChunks[0]![2]}). Click a chunk to inspect its records.`,
+    ]);
+    expect(await page.getAttribute('#map', 'data-failed')).toBe('5,7');
     const first = await viewer();
     // Bands of 37 rows (4,096 chunks) at the centre, then 74 rows each way (clamped): 3 calls.
     expect(first.bands).toBe(3);

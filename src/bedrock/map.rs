@@ -135,6 +135,9 @@ pub struct MapImage {
     pub chunks_drawn: u64,
     /// Chunks with a surface record that did not decode.
     pub chunks_failed: u64,
+    /// The first of them (at most [`MAX_FAILED_LISTED`]), in the order read, with why: a chunk
+    /// the map cannot draw is named, never silently skipped.
+    pub failed_chunks: Vec<(i32, i32, String)>,
     /// Chunks with no surface record at all.
     pub chunks_without_surface: u64,
     pub layer: MapLayer,
@@ -356,6 +359,9 @@ fn layer_columns(
     }
 }
 
+/// Failed chunks named in [`MapImage::failed_chunks`] (the rest are counted).
+pub const MAX_FAILED_LISTED: usize = 64;
+
 /// Draws a dimension.
 pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
     let ppc = options.pixels_per_chunk;
@@ -440,6 +446,7 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
         chunks_indexed: chunks.iter().filter(|c| Some(c.1) != context).count() as u64,
         chunks_drawn: 0,
         chunks_failed: 0,
+        failed_chunks: Vec::new(),
         chunks_without_surface: 0,
         layer: options.layer,
         slime_chunks: 0,
@@ -475,7 +482,12 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
                 continue;
             }
             Err(e) if e.is_corruption() => {
-                image.chunks_failed += counted as u64;
+                if counted {
+                    image.chunks_failed += 1;
+                    if image.failed_chunks.len() < MAX_FAILED_LISTED {
+                        image.failed_chunks.push((x, z, e.to_string()));
+                    }
+                }
                 continue;
             }
             Err(e) => return Err(e),

@@ -237,6 +237,7 @@ impl Database {
             }
             set(&obj, "layer", JsValue::from_str(layer.name()));
             set(&obj, "biomes", js_sys::Array::new().into());
+            set(&obj, "failedChunks", js_sys::Array::new().into());
             set(&obj, "rgba", Uint8Array::new_with_length(0).into());
             return Ok(obj);
         }
@@ -268,6 +269,15 @@ impl Database {
         num("chunksDrawn", image.chunks_drawn as f64);
         num("chunksFailed", image.chunks_failed as f64);
         num("chunksWithoutSurface", image.chunks_without_surface as f64);
+        let failed = js_sys::Array::new();
+        for (x, z, why) in &image.failed_chunks {
+            let row = js_sys::Array::new();
+            row.push(&JsValue::from_f64(*x as f64));
+            row.push(&JsValue::from_f64(*z as f64));
+            row.push(&JsValue::from_str(why));
+            failed.push(&row);
+        }
+        set(&obj, "failedChunks", failed.into());
         num("slimeChunks", image.slime_chunks as f64);
         set(&obj, "layer", JsValue::from_str(image.layer.name()));
         if let Some((lo, hi)) = image.height_range {

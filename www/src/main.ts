@@ -454,6 +454,7 @@ async function drawMap(gen: number, w: World, known?: Array<[number, number]>): 
       chunksIndexed: 0,
       chunksDrawn: 0,
       chunksFailed: 0,
+      failedChunks: [],
       chunksWithoutSurface: 0,
       layer,
       slimeChunks: 0,
@@ -493,6 +494,7 @@ async function drawMap(gen: number, w: World, known?: Array<[number, number]>): 
       frame.chunksIndexed += band.chunksIndexed;
       frame.chunksDrawn += band.chunksDrawn;
       frame.chunksFailed += band.chunksFailed;
+      for (const f of band.failedChunks) if (frame.failedChunks.length < 64) frame.failedChunks.push(f);
       frame.chunksWithoutSurface += band.chunksWithoutSurface;
       frame.slimeChunks += band.slimeChunks;
       if (band.heightMin !== undefined) frame.heightMin = Math.min(frame.heightMin ?? Infinity, band.heightMin);
@@ -511,8 +513,14 @@ async function drawMap(gen: number, w: World, known?: Array<[number, number]>): 
     image = frame;
   }
   showLegend(image);
+  $('map').dataset.failed = image.failedChunks.map(([x, z]) => `${x},${z}`).join(';');
   const failed =
-    (image.chunksFailed > 0 ? `, ${image.chunksFailed} could not be decoded` : '') +
+    (image.chunksFailed > 0
+      ? `, ${image.chunksFailed} could not be decoded (chunk${image.chunksFailed === 1 ? '' : 's'} ${image.failedChunks
+          .slice(0, 5)
+          .map(([x, z]) => `${x}, ${z}`)
+          .join('; ')}${image.chunksFailed > 5 ? '; …' : ''}: ${image.failedChunks[0]?.[2] ?? ''})`
+      : '') +
     (image.chunksPerPixel > 1 ? ` (far out, one pixel per ${image.chunksPerPixel}×${image.chunksPerPixel} chunks: zoom in for every chunk)` : '');
   return `${image.chunksDrawn} of ${chunks.length} chunks drawn${failed}. Click a chunk to inspect its records.`;
 }

@@ -558,6 +558,16 @@ fn map(raw: &[String]) -> CliResult {
         png.len(),
         start.elapsed().as_secs_f64()
     );
+    // A chunk that could not be drawn is named (on stderr), never silently skipped.
+    for (x, z, why) in &image.failed_chunks {
+        eprintln!("chunk {x}, {z}: not drawn: {why}");
+    }
+    if image.chunks_failed > image.failed_chunks.len() as u64 {
+        eprintln!(
+            "… and {} more chunks not drawn",
+            image.chunks_failed - image.failed_chunks.len() as u64
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
