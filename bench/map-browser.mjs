@@ -5,7 +5,7 @@
 // picture, the map finished, a close-up screen of block tiles. Browser memory is the sum of
 // the proportional set size of Chromium's processes, sampled throughout.
 //
-//   node bench/map-browser.mjs WORLD_DIR [--layer relief] [--json OUT.json]
+//   node bench/map-browser.mjs WORLD_DIR [--layer relief] [--switch-layer surface] [--helpers N] [--json OUT.json]
 // Env: STRATA_CHROMIUM (default /usr/bin/chromium).
 
 import { execFileSync } from 'node:child_process';
@@ -80,7 +80,9 @@ const sampler = setInterval(() => {
 try {
   const page = await context.newPage();
   page.on('pageerror', (e) => console.error('page error:', e));
-  await page.goto(`${origin}/#layer=${layer}`);
+  const helpersArg = opt('helpers', undefined);
+  const helpersWanted = helpersArg === undefined ? 1 : Number(helpersArg);
+  await page.goto(`${origin}/${helpersArg === undefined ? '' : `?helpers=${helpersArg}`}#layer=${layer}`);
   await page.waitForFunction(() => document.body.dataset.state === 'ready');
   const idle = browserPss(profile);
   await page.evaluate(() => {
@@ -119,13 +121,26 @@ try {
     }
     console.log(`close-up screens (zoom 6 px/block): ${JSON.stringify(closeUp)}`);
   }
+  // Another layer once the page is ready: drawn by the page's engine and the map helpers
+  // (?helpers=N; they open the picked folder after the page is ready).
+  let switched;
+  const switchTo = opt('switch-layer', undefined);
+  if (switchTo) {
+    await page.waitForFunction((n) => window.strataViewer.mapHelpers().helpers >= n, helpersWanted, { timeout: 30_000 });
+    const s0 = Date.now();
+    await page.selectOption('#layer', switchTo);
+    await page.waitForSelector(`#legend[data-layer="${switchTo}"]`, { state: 'attached', timeout: 600_000 });
+    await page.waitForFunction(() => document.body.dataset.state === 'ready', undefined, { timeout: 600_000 });
+    switched = { layer: switchTo, ms: Date.now() - s0, helpers: await page.evaluate(() => window.strataViewer.mapHelpers()) };
+    console.log(`then ${switchTo}: ${switched.ms} ms with ${switched.helpers.helpers} map helpers (${switched.helpers.calls} calls answered by them)`);
+  }
   await page.screenshot({ path: path.join(os.tmpdir(), `map-${layer}.png`) });
   const out = opt('json', undefined);
   if (out) {
     const chunks = Number(await page.getAttribute('#map', 'data-chunks'));
     const bands = await page.evaluate(() => window.strataViewer.mapBands());
     const browser = execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    fs.writeFileSync(out, JSON.stringify({ world: worldDir, layer, browser, chunks, bands, times, closeUp, openToReadySeconds: total, pss: { idle, peak, ready: after } }, null, 2));
+    fs.writeFileSync(out, JSON.stringify({ world: worldDir, layer, browser, chunks, bands, times, closeUp, switched, openToReadySeconds: total, pss: { idle, peak, ready: after } }, null, 2));
   }
 } finally {
   clearInterval(sampler);

@@ -736,6 +736,11 @@ describe('world viewer in Chromium', () => {
     expect(first.times.firstPicture).toBeLessThanOrEqual(first.times.mapDrawn!);
     console.log(`large world (12,100 chunks) in Chromium, ms from the open's start: ${JSON.stringify(first.times)}`);
     expect(await shownPixels()).toEqual({ width: 1760, height: 1760, fnv: fnv(relief.rgba) });
+    // Once ready, a map helper (one per spare core: 1 here) opens the picked folder; the next
+    // layers are drawn by it and the page's engine together, with the same pixels.
+    const helpers = () => page.evaluate(() => (window as unknown as { strataViewer: { mapHelpers(): { calls: number; helpers: number } } }).strataViewer.mapHelpers());
+    await page.waitForFunction(() => (window as unknown as { strataViewer: { mapHelpers(): { helpers: number } } }).strataViewer.mapHelpers().helpers === 1, undefined, { timeout: 30_000 });
+    expect(await helpers()).toEqual({ calls: 0, helpers: 1, bandsAtLastMap: 0 });
     for (const layer of ['slime', 'biome', 'height'] as const) {
       await page.selectOption('#layer', layer);
       await page.waitForSelector(`#legend[data-layer="${layer}"]`, { state: 'attached' });
@@ -749,6 +754,8 @@ describe('world viewer in Chromium', () => {
       await page.screenshot({ path: path.join(artifacts, `large-${layer}.png`), fullPage: true });
     }
     expect(whole.get('slime')!.slimeChunks).toBeGreaterThan(1000);
+    const byHelpers = (await helpers()).calls;
+    expect(byHelpers).toBeGreaterThan(0);
     await page.selectOption('#layer', 'relief');
     await page.waitForFunction(() => document.body.dataset.state === 'ready');
     // Close up, the block tiles of three places in turn, with the cache bound lowered to 150.
@@ -763,7 +770,8 @@ describe('world viewer in Chromium', () => {
       expect(t.held, `at ${bx}, ${bz}`).toBeLessThanOrEqual(150);
     }
     await page.screenshot({ path: path.join(artifacts, 'large-close-up.png'), fullPage: true });
-    console.log(`large world close up: at most ${most} block tiles held (bound 150)`);
+    console.log(`large world close up: at most ${most} block tiles held (bound 150); map helper calls: ${byHelpers} bands, ${(await helpers()).calls - byHelpers} tile batches`);
+    expect((await helpers()).calls).toBeGreaterThan(byHelpers);
     await page.evaluate(() => (window as unknown as { strataViewer: { setMaxTiles(n: number): void } }).strataViewer.setMaxTiles(4096));
   });
 

@@ -35,6 +35,7 @@ import { Editor, type EditorHost } from './editor/editor.js';
 import { SnbtEditor } from './editor/snbt-editor.js';
 import { EntityPanel } from './entities/entity-panel.js';
 import { Inspector, showValue } from './inspector.js';
+import { helperCount, MapHelpers } from './map-helpers/pool.js';
 import { KeyBrowser } from './keys.js';
 import { MapView, type Marker } from './map-view.js';
 import { filesOfEntry, filesOfHandle, filesOfInput, worldRoot, type DirectoryPicker, type PickedFile } from './picked.js';
@@ -58,6 +59,14 @@ const keyBrowser = new KeyBrowser($('keys-section'), $<HTMLUListElement>('key-li
 );
 
 let world: World | undefined;
+/** Map helpers on a picked folder, and the world (opened from it) they serve: used only while
+ * that world is the one shown (an edited copy is another world: helpers would read the
+ * original). */
+let helpers: MapHelpers | undefined;
+let helpersFor: World | undefined;
+function helpersNow(): MapHelpers | undefined {
+  return helpers && helpersFor === world ? helpers : undefined;
+}
 /** Where the open world came from, so that the first edit can reopen it writable on a copy. */
 type Source =
   | { kind: 'bytes'; bytes: Uint8Array }
@@ -102,6 +111,8 @@ function cancelWork(): void {
   generation++;
   w.onCancel?.();
   terminateWorker(`cancelled ${w.what}`);
+  helpers?.close();
+  helpers = undefined;
   lastCancel = performance.now();
   world = undefined;
   summary = undefined;
@@ -141,7 +152,14 @@ const mapView = new MapView($<HTMLCanvasElement>('map'), $('coords'), {
   onSelectRect: (x0, z0, x1, z1) => {
     if (world) editor.addRect(x0, z0, x1, z1);
   },
-  fetchTiles: (chunks) => (world ? world.surfaceTiles(Number(dimensionSel.value) as 0 | 1 | 2, chunks) : Promise.resolve(new Map())),
+  fetchTiles: (chunks) => {
+    const w = world;
+    if (!w) return Promise.resolve(new Map());
+    const dim = Number(dimensionSel.value) as 0 | 1 | 2;
+    // On a helper when there is one (a failed helper call is redone by the page's engine).
+    const pool = helpersNow();
+    return pool ? pool.surfaceTiles(dim, chunks).catch(() => w.surfaceTiles(dim, chunks)) : w.surfaceTiles(dim, chunks);
+  },
 });
 
 function setState(state: 'loading' | 'ready' | 'error'): void {
@@ -225,6 +243,8 @@ function clearWorldView(): void {
 async function closeWorld(): Promise<void> {
   const w = world;
   world = undefined;
+  helpers?.close();
+  helpers = undefined;
   summary = undefined;
   if (w) await w.close().catch(() => {});
 }
@@ -256,6 +276,8 @@ async function load(label: string, open: () => Promise<World>, sameWorld = false
 /** When the world being opened got its milestones (ms from the open's start; tests and the
  * map benchmark read them through window.strataViewer.mapTimes). */
 let mapBands = 0;
+/** Calls answered by map helpers for the world shown (bands and tiles; tests read it). */
+let mapHelperBands = 0;
 let mapTimes: { opened?: number; chunkIndex?: number; firstPicture?: number; mapDrawn?: number; ready?: number } = {};
 let loadStart = 0;
 function mark(what: keyof typeof mapTimes): void {
@@ -281,6 +303,7 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     return;
   }
   world = w;
+  const src = source;
   try {
     // The map first (the first picture a player waits for: it needs only the chunk index),
     // then the figures that read the whole database (key kinds, the checksum), then the panels.
@@ -300,11 +323,9 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
       dimensionSel.value = String(pick);
       mark('chunkIndex');
     }
-    if (gen !== generation) return;
     const mapMessage = await drawMap(gen, w, chunks);
     if (mapMessage === undefined || gen !== generation) return;
     mark('mapDrawn');
-    setState('loading');
     say(`Reading ${label}: key kinds and checksum…`, 'busy');
     const s = await w.summary();
     if (gen !== generation) return;
@@ -360,6 +381,21 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     say(mapMessage);
     mark('ready');
     setState('ready');
+    // Once the page is ready (so that they slow neither the first picture nor the figures),
+    // map helpers open a picked folder on the spare cores: the next maps (another layer or
+    // dimension) and close-up tiles are drawn by them and this engine together.
+    // `?helpers=N` sets their number (0: none; default: the spare cores, helperCount()).
+    const asked = new URLSearchParams(location.search).get('helpers');
+    const count = asked === null ? helperCount() : Math.max(0, Math.min(8, Math.trunc(Number(asked)) || 0));
+    if (src?.kind === 'files' && count > 0) {
+      void MapHelpers.open(src.files, src.root, count).then(
+        (pool) => {
+          if (gen === generation && w === world) [helpers, helpersFor] = [pool, w];
+          else pool.close();
+        },
+        (e: unknown) => console.warn('map helpers unavailable; maps are drawn by the page engine alone:', e),
+      );
+    }
   } catch (e) {
     if (gen === generation) showError(describe(e, label));
   }
@@ -468,7 +504,9 @@ async function drawMap(gen: number, w: World, known?: Array<[number, number]>): 
     const bands: Array<[number, number]> = [first];
     let [north, south, size] = [first[0] - 1, first[1] + 1, rows];
     while (north >= z0 || south <= z1) {
-      size = Math.min(size * 2, rows * 16);
+      // Alone, bands grow to 16 times the first (fewer calls); with map helpers, to 4 times
+      // (smaller bands share out evenly: the last band is not left to one drawer).
+      size = Math.min(size * 2, rows * (helpersNow() ? 4 : 16));
       if (south <= z1) bands.push([south, Math.min(z1, south + size - 1)]);
       if (north >= z0) bands.push([Math.max(z0, north - size + 1), north]);
       south += size;
@@ -486,9 +524,25 @@ async function drawMap(gen: number, w: World, known?: Array<[number, number]>): 
       if (below >= 0 && below !== i) inBand[below]!.push(c);
     }
     const biomes = new Map<number, [number, string | null, number, string]>();
-    for (const [i, [bz0, bz1]] of bands.entries()) {
-      const band = await w.map({ dimension, pixelsPerChunk: ppc, layer, y, region: [x0, bz0, x1, bz1], chunks: inBand[i]! });
-      if (gen !== generation || w !== world) return undefined;
+    // Bands go to whoever is free: each map helper and the page's engine; a band a helper
+    // fails is redone here.
+    const pool = helpersNow();
+    let next = 0;
+    let superseded = false;
+    const drawer = async (on: 'main' | 'helper'): Promise<void> => {
+      while (!superseded && next < bands.length) {
+        const i = next++;
+        const [bz0, bz1] = bands[i]!;
+        const options = { dimension, pixelsPerChunk: ppc, layer, y, region: [x0, bz0, x1, bz1] as [number, number, number, number], chunks: inBand[i]! };
+        const band = on === 'helper' && pool ? await pool.map(options).catch(() => w.map(options)) : await w.map(options);
+        if (gen !== generation || w !== world) {
+          superseded = true;
+          return;
+        }
+        take(band);
+      }
+    };
+    const take = (band: MapImage): void => {
       mapView.paint(band);
       mark('firstPicture');
       frame.chunksIndexed += band.chunksIndexed;
@@ -505,7 +559,13 @@ async function drawMap(gen: number, w: World, known?: Array<[number, number]>): 
         else biomes.set(row[0], [...row]);
       }
       say(`Drawing the map: ${frame.chunksIndexed.toLocaleString('en')} of ${chunks.length.toLocaleString('en')} chunks…`, 'busy');
-    }
+    };
+    const drawers: Array<Promise<void>> = [];
+    for (let k = 0; k < (pool?.size ?? 0); k++) drawers.push(drawer('helper'));
+    drawers.push(drawer('main'));
+    await Promise.all(drawers);
+    if (superseded || gen !== generation || w !== world) return undefined;
+    mapHelperBands = pool?.stats.calls ?? 0;
     // Most columns first, then by id: the order of one whole-map call.
     frame.biomes = [...biomes.values()].sort((a, b) => b[2] - a[2] || a[0] - b[0]);
     mapBands = bands.length;
@@ -973,6 +1033,8 @@ document.addEventListener('drop', (ev) => {
   setMaxTiles: (n: number) => void (mapView.maxTiles = n),
   /** Engine calls (bands) the last map was drawn in. */
   mapBands: () => mapBands,
+  /** Calls map helpers answered (bands and tiles), and helpers running. */
+  mapHelpers: () => ({ calls: helpersNow()?.stats.calls ?? 0, helpers: helpersNow()?.size ?? 0, bandsAtLastMap: mapHelperBands }),
   /** RGBA of the base map (the whole dimension at the map's pixels per chunk). */
   basePixels: () => mapView.basePixels(),
   /** Times (ms since the page's open of the world) of its first map picture and of the map finished. */

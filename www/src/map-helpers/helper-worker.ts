@@ -1,0 +1,50 @@
+// A map helper: a page worker with its own engine (strata-level's, run inline in this worker)
+// reading the same picked world folder as the page's engine, read-only. It draws map bands
+// and block tiles, so that a map is drawn on several cores (pool.ts). Messages in: {id, op: 'open', files, root},
+// {id, op: 'map', options}, {id, op: 'tiles', dimension, chunks}; out: {id, ok, value} or
+// {id, ok: false, error: {code, message}}. A map's RGBA buffer is transferred, not copied.
+//
+// Invariant: answers in the order asked (one call at a time: the engine is synchronous).
+
+import { openWorld, type World } from 'strata-level/browser';
+
+type Msg =
+  | { id: number; op: 'open'; files: Array<{ path: string; file: File }>; root: string }
+  | { id: number; op: 'map'; options: Parameters<World['map']>[0] }
+  | { id: number; op: 'tiles'; dimension: 0 | 1 | 2; chunks: Array<[number, number]> };
+
+const scope = self as unknown as {
+  onmessage: ((ev: MessageEvent<Msg>) => void) | null;
+  postMessage(msg: unknown, transfer?: Transferable[]): void;
+};
+
+let world: World | undefined;
+let chain: Promise<void> = Promise.resolve();
+
+async function run(m: Msg): Promise<{ value: unknown; transfer: Transferable[] }> {
+  if (m.op === 'open') {
+    // No decode workers: map bands and tiles are point reads (decode workers serve scans).
+    world = await openWorld(m.root, { storage: 'files', files: m.files, decodeWorkers: 0 });
+    return { value: null, transfer: [] };
+  }
+  if (!world) throw Object.assign(new Error('the map helper has no world open'), { code: 'LEVEL_DATABASE_NOT_OPEN' });
+  if (m.op === 'map') {
+    const image = await world.map(m.options);
+    return { value: image, transfer: [image.rgba.buffer as ArrayBuffer] };
+  }
+  const tiles = await world.surfaceTiles(m.dimension, m.chunks);
+  return { value: tiles, transfer: [] };
+}
+
+scope.onmessage = (ev) => {
+  const m = ev.data;
+  chain = chain.then(async () => {
+    try {
+      const { value, transfer } = await run(m);
+      scope.postMessage({ id: m.id, ok: true, value }, transfer);
+    } catch (e) {
+      const err = e as { code?: string; message?: string };
+      scope.postMessage({ id: m.id, ok: false, error: { code: err?.code ?? 'LEVEL_IO_ERROR', message: String(err?.message ?? e) } });
+    }
+  });
+};

@@ -1,0 +1,113 @@
+// Map helpers (helper-worker.ts): one page worker per spare core, each with its own engine on
+// the picked world folder shown, drawing map bands and block tiles in parallel with the page's
+// engine. They open once the page is ready (so that they slow neither the first picture nor
+// the world's figures on a machine with few cores) and serve the maps drawn after: another
+// layer or dimension, close-up tiles. Only picked folders are shared this way: a `File` can be read by any worker, while a
+// world in browser storage is held by one engine (OPFS access handles, the IndexedDB store's
+// lock) and a `.mcworld` opened in memory would be unpacked again in each helper.
+//
+// Invariants: a call goes to the helper with the fewest calls in flight; a helper that fails
+// (its worker died, its open failed) is dropped and its calls reject, so the caller can redo
+// the work on the page's engine; `close()` terminates every worker at once.
+
+import type { MapImage, World } from 'strata-level/browser';
+
+import type { PickedFile } from '../picked.js';
+
+interface Helper {
+  worker: Worker;
+  inFlight: number;
+  pending: Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>;
+}
+
+/** Helpers to start: the cores beyond the page's engine (at least one, at most three). */
+export function helperCount(): number {
+  const cores = typeof navigator !== 'undefined' ? navigator.hardwareConcurrency || 2 : 2;
+  return Math.max(1, Math.min(3, cores - 1));
+}
+
+export class MapHelpers {
+  private helpers: Helper[] = [];
+  private nextId = 1;
+  /** Calls answered by helpers (tests read it). */
+  readonly stats = { calls: 0, failed: 0 };
+
+  private constructor() {}
+
+  /** Starts `n` helpers on the picked world; resolves once each has it open (those that
+   * cannot open it are dropped; none left: rejects). */
+  static async open(files: PickedFile[], root: string, n = helperCount()): Promise<MapHelpers> {
+    const pool = new MapHelpers();
+    for (let i = 0; i < n; i++) {
+      const worker = new Worker(new URL('./helper-worker.ts', import.meta.url), { type: 'module', name: `strata-map-helper-${i}` });
+      const h: Helper = { worker, inFlight: 0, pending: new Map() };
+      worker.onmessage = (ev: MessageEvent<{ id: number; ok: boolean; value?: unknown; error?: { code: string; message: string } }>) => {
+        const r = ev.data;
+        const p = h.pending.get(r.id);
+        if (!p) return;
+        h.pending.delete(r.id);
+        h.inFlight -= 1;
+        if (r.ok) p.resolve(r.value);
+        else p.reject(Object.assign(new Error(r.error!.message), { code: r.error!.code }));
+      };
+      worker.onerror = (ev) => pool.drop(h, new Error(`map helper failed: ${ev.message}`));
+      pool.helpers.push(h);
+    }
+    const opened = await Promise.allSettled(pool.helpers.map((h) => pool.call(h, { op: 'open', files, root })));
+    opened.forEach((r, i) => {
+      if (r.status === 'rejected') pool.drop(pool.helpers[i]!, r.reason);
+    });
+    if (pool.helpers.length === 0) throw new Error(`no map helper could open the folder: ${String((opened.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined)?.reason)}`);
+    return pool;
+  }
+
+  get size(): number {
+    return this.helpers.length;
+  }
+
+  private call(h: Helper, msg: Record<string, unknown>): Promise<unknown> {
+    const id = this.nextId++;
+    h.inFlight += 1;
+    return new Promise((resolve, reject) => {
+      h.pending.set(id, { resolve, reject });
+      h.worker.postMessage({ id, ...msg });
+    });
+  }
+
+  private drop(h: Helper, err: unknown): void {
+    h.worker.onmessage = null;
+    h.worker.terminate();
+    this.stats.failed += 1;
+    for (const p of h.pending.values()) p.reject(err);
+    h.pending.clear();
+    this.helpers = this.helpers.filter((x) => x !== h);
+  }
+
+  private least(): Helper {
+    const h = [...this.helpers].sort((a, b) => a.inFlight - b.inFlight)[0];
+    if (!h) throw Object.assign(new Error('no map helper left'), { code: 'LEVEL_DATABASE_NOT_OPEN' });
+    return h;
+  }
+
+  /** Whether a helper is free now (no call in flight). */
+  idle(): boolean {
+    return this.helpers.some((h) => h.inFlight === 0);
+  }
+
+  async map(options: Parameters<World['map']>[0]): Promise<MapImage> {
+    const v = (await this.call(this.least(), { op: 'map', options })) as MapImage;
+    this.stats.calls += 1;
+    return v;
+  }
+
+  async surfaceTiles(dimension: 0 | 1 | 2, chunks: Array<[number, number]>): Promise<Map<string, Uint8Array>> {
+    const v = (await this.call(this.least(), { op: 'tiles', dimension, chunks })) as Map<string, Uint8Array>;
+    this.stats.calls += 1;
+    return v;
+  }
+
+  close(): void {
+    for (const h of [...this.helpers]) this.drop(h, Object.assign(new Error('the map helpers were closed'), { code: 'LEVEL_DATABASE_NOT_OPEN' }));
+    this.stats.failed = 0;
+  }
+}
