@@ -14,7 +14,7 @@ import { Db, type Link, type OpenOptions } from './db.js';
 import { engineOptions } from './engine.js';
 import { StrataError, invalidArgument, toErrorShape, toStrataError, type ErrorShape } from './errors.js';
 import { canShareTabs, TabLink } from './tabs.js';
-import { openMcworldVia, openWorldVia, World, type WorldOpenOptions } from './world.js';
+import { filesExtra, openMcworldVia, openWorldVia, World, type WorldOpenOptions } from './world.js';
 
 export * from './db.js';
 export { StrataError, type ErrorCode } from './errors.js';
@@ -255,7 +255,7 @@ export async function open(location: string, options: BrowserOpenOptions = {}): 
   const l = await link(placement);
   l.users += 1;
   try {
-    const extra = kind === 'opfs' ? { maxHandles } : options.files;
+    const extra = kind === 'opfs' ? { maxHandles } : filesExtra(options);
     const handle = (await l.call('open', [kind, location, opts, extra])) as number;
     return new Db(l, handle, location, rest);
   } catch (e) {

@@ -22,6 +22,10 @@ export interface OpenOptions extends EngineOptions {
   storage?: StorageKind;
   /** For `storage: 'files'`: the picked `File`s with their paths inside the folder. */
   files?: ReadonlyArray<{ path: string; file: Blob }>;
+  /** For `storage: 'files'`: bytes of the files kept in memory once read (tables whole, larger
+   * files by 256 KiB windows; default 64 MiB). A browser reads a picked file through a round
+   * trip to its own process per read, so a world that fits is read once. */
+  fileCacheBytes?: number;
   /** For `storage: 'host'` (Node only): the object that performs the file operations (the
    * `StorageHost` contract; e.g. a wrapper over `NodeFsHost` that adds a quota). */
   host?: StorageHost;

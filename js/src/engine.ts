@@ -138,13 +138,14 @@ export function engineOptions(
   options: EngineOptions & {
     storage?: unknown;
     files?: unknown;
+    fileCacheBytes?: unknown;
     host?: unknown;
     keyEncoding?: unknown;
     valueEncoding?: unknown;
     passive?: unknown;
   },
 ): EngineOptions {
-  const { storage: _s, files: _f, host: _h, keyEncoding: _k, valueEncoding: _v, passive: _p, ...rest } = options;
+  const { storage: _s, files: _f, fileCacheBytes: _c, host: _h, keyEncoding: _k, valueEncoding: _v, passive: _p, ...rest } = options;
   return { createIfMissing: options.readOnly !== true, ...rest } as EngineOptions;
 }
 

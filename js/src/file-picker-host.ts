@@ -40,7 +40,10 @@ export class FilePickerHost implements StorageHost {
   /** Reads served, from the cache or by the browser (tests read these). */
   readonly stats = { reads: 0, windowHits: 0, windowReads: 0, directReads: 0 };
 
-  constructor(files: ReadonlyArray<{ path: string; file: Blob }>) {
+  constructor(
+    files: ReadonlyArray<{ path: string; file: Blob }>,
+    private readonly cacheBytes = CACHE_BYTES,
+  ) {
     for (const { path, file } of files) this.files.set(normalize(path), file);
   }
 
@@ -105,7 +108,7 @@ export class FilePickerHost implements StorageHost {
     this.lru.set(key, { file, n, bytes: bytes.length });
     this.cachedBytes += bytes.length;
     for (const [k, e] of this.lru) {
-      if (this.cachedBytes <= CACHE_BYTES || k === key) break;
+      if (this.cachedBytes <= this.cacheBytes || k === key) break;
       this.lru.delete(k);
       this.windows.get(e.file)?.delete(e.n);
       this.cachedBytes -= e.bytes;

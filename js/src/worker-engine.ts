@@ -28,9 +28,12 @@ async function hostFor(kind: StorageKind, location: string, extra: unknown): Pro
       return { host, settle: () => host.settle(), release: () => host.release() };
     }
     case 'files': {
-      const files = extra as ReadonlyArray<{ path: string; file: Blob }> | undefined;
+      // The files, or { files, cacheBytes } (world.ts filesExtra).
+      const given = extra as ReadonlyArray<{ path: string; file: Blob }> | { files?: unknown; cacheBytes?: number } | undefined;
+      const files = Array.isArray(given) ? given : (given as { files?: unknown } | undefined)?.files;
       if (!Array.isArray(files)) throw hostError('EINVAL', "storage 'files' needs the picked files");
-      return { host: new FilePickerHost(files) };
+      const cacheBytes = Array.isArray(given) ? undefined : (given as { cacheBytes?: number }).cacheBytes;
+      return { host: new FilePickerHost(files as ReadonlyArray<{ path: string; file: Blob }>, cacheBytes) };
     }
     default:
       throw hostError('EINVAL', `storage '${kind}' is not available in a browser worker`);

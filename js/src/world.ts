@@ -70,7 +70,7 @@ export interface NbtRoot {
   value: unknown;
 }
 
-export interface WorldOpenOptions extends Pick<OpenOptions, 'storage' | 'files' | 'cacheSize' | 'paranoidChecks' | 'decodeWorkers'> {
+export interface WorldOpenOptions extends Pick<OpenOptions, 'storage' | 'files' | 'fileCacheBytes' | 'cacheSize' | 'paranoidChecks' | 'decodeWorkers'> {
   /** Open for editing (default false: read-only). */
   writable?: boolean;
 }
@@ -416,7 +416,7 @@ export async function openWorldVia(
   const opts = engineOptions({ ...rest, readOnly: !writable, profile: 'bedrock' });
   let handle: number;
   try {
-    handle = (await link.call('openWorld', [kind, location, opts, options.files])) as number;
+    handle = (await link.call('openWorld', [kind, location, opts, filesExtra(options)])) as number;
   } catch (e) {
     link.release?.();
     throw toStrataError(e);
@@ -442,4 +442,12 @@ export async function openMcworldVia(link: Link, zip: Uint8Array, options: { wri
     await link.call('dropMemStore', [store]).catch(() => {});
     throw e;
   }
+}
+
+/** What a `files` open sends the engine: the picked files, with the cache size when given. */
+export function filesExtra(options: { files?: unknown; fileCacheBytes?: unknown }): unknown {
+  if (options.fileCacheBytes === undefined) return options.files;
+  const n = options.fileCacheBytes;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 2 ** 32) throw invalidArgument('fileCacheBytes must be an integer from 0 to 2^32');
+  return { files: options.files, cacheBytes: n };
 }

@@ -100,6 +100,8 @@ describe('browser (dedicated worker)', () => {
       valueBytes: w.valueBytes,
       crc32c: w.crc32c,
       writeError: 'LEVEL_NOT_SUPPORTED',
+      uncachedSame: true,
+      badCache: 'LEVEL_INVALID_ARGUMENT',
     });
   });
 

@@ -75,7 +75,18 @@ window.strataTest = {
       writeError = e.code;
     }
     await db.close();
-    return { files: files.length, ...result, writeError };
+    // A file cache of nothing (one window kept at a time) reads the same figures; a bad size is
+    // refused.
+    const small = await open(`${top}/db`, { storage: 'files', files, fileCacheBytes: 0 });
+    const uncached = await figures(small);
+    await small.close();
+    let badCache = 'none';
+    try {
+      await open(`${top}/db`, { storage: 'files', files, fileCacheBytes: -1 });
+    } catch (e) {
+      badCache = e.code;
+    }
+    return { files: files.length, ...result, writeError, uncachedSame: JSON.stringify(uncached) === JSON.stringify(result), badCache };
   },
 
   /** The same, with the picked files built in the page (browsers whose automation cannot
