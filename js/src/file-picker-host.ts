@@ -23,8 +23,10 @@ const WHOLE_FILE = 4 << 20;
 const WINDOW = 256 << 10;
 const CACHE_BYTES = 64 << 20;
 
-function windowOf(file: Blob): number {
-  return file.size <= WHOLE_FILE ? Math.max(1, file.size) : WINDOW;
+/** A file's window size: the whole file when it is small beside the cache (at most a quarter
+ * of it, and WHOLE_FILE), else WINDOW. */
+function windowOf(file: Blob, cacheBytes: number): number {
+  return file.size <= Math.min(WHOLE_FILE, cacheBytes / 4) ? Math.max(1, file.size) : WINDOW;
 }
 
 export class FilePickerHost implements StorageHost {
@@ -66,7 +68,7 @@ export class FilePickerHost implements StorageHost {
     const end = Math.min(file.size, offset + buf.length);
     if (offset >= end) return 0;
     this.stats.reads += 1;
-    const win = windowOf(file);
+    const win = windowOf(file, this.cacheBytes);
     if (end - offset > win) {
       this.stats.directReads += 1;
       const data = new Uint8Array(this.reader.readAsArrayBuffer(file.slice(offset, end)));
@@ -100,7 +102,7 @@ export class FilePickerHost implements StorageHost {
       return hit;
     }
     this.stats.windowReads += 1;
-    const win = windowOf(file);
+    const win = windowOf(file, this.cacheBytes);
     const start = n * win;
     const bytes = new Uint8Array(this.reader.readAsArrayBuffer(file.slice(start, Math.min(file.size, start + win))));
     if (byFile) byFile.set(n, bytes);

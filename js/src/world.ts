@@ -231,7 +231,7 @@ export class World {
     let region: Int32Array | undefined;
     if (options.region !== undefined) {
       const r = options.region;
-      if (!Array.isArray(r) || r.length !== 4 || !r.every((v) => Number.isInteger(v) && Math.abs(v) < 2 ** 31) || r[0]! > r[2]! || r[1]! > r[3]!) {
+      if (!Array.isArray(r) || r.length !== 4 || !r.every(isI32) || r[0]! > r[2]! || r[1]! > r[3]!) {
         throw invalidArgument('region must be [x0, z0, x1, z1]: integer chunk coordinates with x0 <= x1 and z0 <= z1');
       }
       if (cpp !== 1) throw invalidArgument('a map region needs chunksPerPixel 1');
@@ -242,7 +242,7 @@ export class World {
       if (!Array.isArray(options.chunks)) throw invalidArgument('chunks must be an array of [x, z] pairs');
       chunks = new Int32Array(options.chunks.length * 2);
       options.chunks.forEach((c, i) => {
-        if (!Array.isArray(c) || c.length !== 2 || !Number.isInteger(c[0]) || !Number.isInteger(c[1])) throw invalidArgument('chunks must be an array of [x, z] integer pairs');
+        if (!Array.isArray(c) || c.length !== 2 || !isI32(c[0]) || !isI32(c[1])) throw invalidArgument('chunks must be an array of [x, z] pairs of 32-bit integers');
         chunks![i * 2] = c[0]!;
         chunks![i * 2 + 1] = c[1]!;
       });
@@ -450,4 +450,9 @@ export function filesExtra(options: { files?: unknown; fileCacheBytes?: unknown 
   const n = options.fileCacheBytes;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 2 ** 32) throw invalidArgument('fileCacheBytes must be an integer from 0 to 2^32');
   return { files: options.files, cacheBytes: n };
+}
+
+/** A chunk coordinate: a 32-bit signed integer. */
+function isI32(v: unknown): v is number {
+  return Number.isInteger(v) && (v as number) >= -(2 ** 31) && (v as number) < 2 ** 31;
 }

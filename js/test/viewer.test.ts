@@ -754,6 +754,29 @@ describe('world viewer in Chromium', () => {
       await page.screenshot({ path: path.join(artifacts, `large-${layer}.png`), fullPage: true });
     }
     expect(whole.get('slime')!.slimeChunks).toBeGreaterThan(1000);
+    // A layer picked while another map is still being drawn supersedes it: bands held back,
+    // the height map started, then slime picked; released, only slime's pixels are left.
+    type Hold = { strataViewer: { holdMap(on: boolean): void; mapsDrawing(): number; mapPaints(): number; mapBands(): number } };
+    await page.evaluate(() => (window as unknown as Hold).strataViewer.holdMap(true));
+    const paintsBefore = await page.evaluate(() => (window as unknown as Hold).strataViewer.mapPaints());
+    await page.selectOption('#layer', 'height');
+    await page.waitForFunction(() => (window as unknown as Hold).strataViewer.mapsDrawing() === 1);
+    await page.selectOption('#layer', 'slime');
+    await page.waitForFunction(() => (window as unknown as Hold).strataViewer.mapsDrawing() === 2);
+    await page.evaluate(() => (window as unknown as Hold).strataViewer.holdMap(false));
+    await page.waitForFunction(() => document.body.dataset.state === 'ready' && (window as unknown as Hold).strataViewer.mapsDrawing() === 0);
+    // The height map stopped at once: every band painted since is slime's.
+    const [paintsAfter, slimeBands] = await page.evaluate(() => [(window as unknown as Hold).strataViewer.mapPaints(), (window as unknown as Hold).strataViewer.mapBands()]);
+    expect(paintsAfter! - paintsBefore).toBe(slimeBands);
+    expect(await shownPixels()).toEqual({ width: 1760, height: 1760, fnv: fnv(whole.get('slime')!.rgba) });
+    expect([await page.getAttribute('#map', 'data-layer'), await page.getAttribute('#map', 'data-slime-chunks'), await page.getAttribute('#legend', 'data-layer')]).toEqual([
+      'slime',
+      String(whole.get('slime')!.slimeChunks),
+      'slime',
+    ]);
+    expect(await page.textContent('#message')).toBe(
+      `12099 of 12100 chunks drawn, 1 could not be decoded (chunk 5, 7: ${relief.failedChunks[0]![2]}). Click a chunk to inspect its records.`,
+    );
     const byHelpers = (await helpers()).calls;
     expect(byHelpers).toBeGreaterThan(0);
     await page.selectOption('#layer', 'relief');

@@ -323,14 +323,17 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
       dimensionSel.value = String(pick);
       mark('chunkIndex');
     }
+    // Undefined when another map (a layer or dimension picked meanwhile) superseded this one:
+    // that map says its own message; the world's figures are still read here.
     const mapMessage = await drawMap(gen, w, chunks);
-    if (mapMessage === undefined || gen !== generation) return;
+    if (gen !== generation) return;
     mark('mapDrawn');
     say(`Reading ${label}: key kinds and checksum…`, 'busy');
     const s = await w.summary();
     if (gen !== generation) return;
     summary = s;
     players = await playerMarkers(w);
+    if (gen !== generation) return;
     baseMarkers = baseMarkersOf(Number(dimensionSel.value));
     renderPlayers();
     const scan = await w.db.scan();
@@ -378,9 +381,9 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     await entityPanel.load(w);
     if (gen !== generation) return;
     mapView.setMarkers([...entityPanel.markers(), ...baseMarkers]);
-    say(mapMessage);
+    if (mapMessage !== undefined) say(mapMessage);
     mark('ready');
-    setState('ready');
+    if (mapsDrawing === 0) setState('ready');
     // Once the page is ready (so that they slow neither the first picture nor the figures),
     // map helpers open a picked folder on the spare cores: the next maps (another layer or
     // dimension) and close-up tiles are drawn by them and this engine together.
@@ -410,7 +413,9 @@ async function showMap(gen = generation): Promise<void> {
     const done = await drawMap(gen, w);
     if (done !== undefined && gen === generation && w === world) {
       say(done);
-      setState('ready');
+      // Drawn while a world was being opened (its figures still being read): the open says
+      // when the page is ready.
+      if (mine || !work) setState('ready');
     }
   } finally {
     if (mine) endWork(gen);
@@ -432,12 +437,33 @@ function baseMarkersOf(dimension: number): Marker[] {
  * chunks) is drawn in bands of chunk rows, the band at the view's centre first, each shown as
  * it arrives (the engine stacks them into the whole map's pixels: World.map's `region`).
  * Resolves with the message to show once the page is ready, or undefined when superseded. */
+/** Maps begun: a map drawn after another (another layer or dimension) supersedes it. */
+let mapDraws = 0;
+/** Tests: while set, no band is asked for (strataViewer.holdMap), so that a test can make a
+ * second map start while the first is unfinished, deterministically. */
+let mapPause: { held: Promise<void>; release(): void } | undefined;
+
+/** Maps being drawn now (the page is not ready while one is). */
+let mapsDrawing = 0;
+let mapPaints = 0;
+
 async function drawMap(gen: number, w: World, known?: Array<[number, number]>): Promise<string | undefined> {
+  mapsDrawing += 1;
+  try {
+    return await drawMapIn(gen, w, known);
+  } finally {
+    mapsDrawing -= 1;
+  }
+}
+
+async function drawMapIn(gen: number, w: World, known?: Array<[number, number]>): Promise<string | undefined> {
+  const mine = ++mapDraws;
+  const stale = (): boolean => gen !== generation || w !== world || mine !== mapDraws;
   const dimension = Number(dimensionSel.value) as 0 | 1 | 2;
   say('Drawing the map…', 'busy');
   setState('loading');
   const chunks = known ?? (await w.chunks(dimension));
-  if (gen !== generation || w !== world) return undefined;
+  if (stale()) return undefined;
   let ppc = 16;
   let cpp = 1;
   // A loop, not Math.max(...xs): a spread of 160,000 chunks overflows the stack.
@@ -467,7 +493,7 @@ async function drawMap(gen: number, w: World, known?: Array<[number, number]>): 
   let image: MapImage;
   if (cpp > 1 || chunks.length <= BAND_CHUNKS) {
     image = await w.map({ dimension, pixelsPerChunk: ppc, chunksPerPixel: cpp, layer, y });
-    if (gen !== generation || w !== world) return undefined;
+    if (stale()) return undefined;
     mapView.show(image, chunks, markers, sameView);
     mapBands = 1;
     mark('firstPicture');
@@ -531,11 +557,23 @@ async function drawMap(gen: number, w: World, known?: Array<[number, number]>): 
     let superseded = false;
     const drawer = async (on: 'main' | 'helper'): Promise<void> => {
       while (!superseded && next < bands.length) {
+        if (mapPause) await mapPause.held; // tests: bands held back to force an interleaving
+        if (superseded || stale()) {
+          superseded = true;
+          return;
+        }
         const i = next++;
         const [bz0, bz1] = bands[i]!;
         const options = { dimension, pixelsPerChunk: ppc, layer, y, region: [x0, bz0, x1, bz1] as [number, number, number, number], chunks: inBand[i]! };
-        const band = on === 'helper' && pool ? await pool.map(options).catch(() => w.map(options)) : await w.map(options);
-        if (gen !== generation || w !== world) {
+        let band: MapImage;
+        try {
+          band = on === 'helper' && pool ? await pool.map(options).catch(() => w.map(options)) : await w.map(options);
+        } catch (e) {
+          // The others stop too: the map fails once, with this error.
+          superseded = true;
+          throw e;
+        }
+        if (superseded || stale()) {
           superseded = true;
           return;
         }
@@ -543,12 +581,13 @@ async function drawMap(gen: number, w: World, known?: Array<[number, number]>): 
       }
     };
     const take = (band: MapImage): void => {
+      mapPaints += 1;
       mapView.paint(band);
       mark('firstPicture');
       frame.chunksIndexed += band.chunksIndexed;
       frame.chunksDrawn += band.chunksDrawn;
       frame.chunksFailed += band.chunksFailed;
-      for (const f of band.failedChunks) if (frame.failedChunks.length < 64) frame.failedChunks.push(f);
+      frame.failedChunks.push(...band.failedChunks);
       frame.chunksWithoutSurface += band.chunksWithoutSurface;
       frame.slimeChunks += band.slimeChunks;
       if (band.heightMin !== undefined) frame.heightMin = Math.min(frame.heightMin ?? Infinity, band.heightMin);
@@ -564,7 +603,10 @@ async function drawMap(gen: number, w: World, known?: Array<[number, number]>): 
     for (let k = 0; k < (pool?.size ?? 0); k++) drawers.push(drawer('helper'));
     drawers.push(drawer('main'));
     await Promise.all(drawers);
-    if (superseded || gen !== generation || w !== world) return undefined;
+    if (superseded || stale()) return undefined;
+    // Each band names its first 64 failures in the engine's order (x, then z): merged, the
+    // first 64 are exactly those of one whole-map call, whatever order the bands came in.
+    frame.failedChunks = frame.failedChunks.sort((a, b) => a[0] - b[0] || a[1] - b[1]).slice(0, 64);
     mapHelperBands = pool?.stats.calls ?? 0;
     // Most columns first, then by id: the order of one whole-map call.
     frame.biomes = [...biomes.values()].sort((a, b) => b[2] - a[2] || a[0] - b[0]);
@@ -1031,6 +1073,20 @@ document.addEventListener('drop', (ev) => {
   /** Block tiles held (bounded by MAX_TILES), and the base map's pixel size. */
   tiles: () => ({ held: mapView.tileCount(), missing: mapView.tilesMissing() }),
   setMaxTiles: (n: number) => void (mapView.maxTiles = n),
+  /** Holds back every band of the maps being drawn (true) or lets them go (false). */
+  holdMap: (on: boolean) => {
+    if (on && !mapPause) {
+      let release = (): void => {};
+      const held = new Promise<void>((r) => (release = r));
+      mapPause = { held, release };
+    } else if (!on && mapPause) {
+      mapPause.release();
+      mapPause = undefined;
+    }
+  },
+  /** Maps being drawn now, and bands painted since the page loaded. */
+  mapsDrawing: () => mapsDrawing,
+  mapPaints: () => mapPaints,
   /** Engine calls (bands) the last map was drawn in. */
   mapBands: () => mapBands,
   /** Calls map helpers answered (bands and tiles), and helpers running. */

@@ -199,6 +199,8 @@ export class MapView {
 
   /** Most block tiles kept (MAX_TILES; tests lower it to watch the eviction). */
   maxTiles = MAX_TILES;
+  /** Chunks with tiles in view at the last draw (eviction keeps at least these). */
+  private inView = 0;
 
   /** Block tiles held (tests read it: never above `maxTiles`). */
   tileCount(): number {
@@ -309,10 +311,12 @@ export class MapView {
     const chunkPx = 16 * this.scale;
     if (this.tilesEnabled && this.scale >= TILE_SCALE) {
       const missing: Array<[number, number]> = [];
+      this.inView = 0;
       for (let cz = Math.floor(bz0 / 16); cz <= Math.floor(bz1 / 16); cz++) {
         for (let cx = Math.floor(bx0 / 16); cx <= Math.floor(bx1 / 16); cx++) {
           const key = `${cx},${cz}`;
           if (!this.chunkSet.has(key)) continue;
+          this.inView += 1;
           const tile = this.tiles.get(key);
           if (tile === undefined) {
             missing.push([cx, cz]);
@@ -413,8 +417,10 @@ export class MapView {
     } finally {
       this.pending = false;
     }
+    // Never below the tiles of one screen (they would be fetched again on every draw).
+    const keep = Math.max(this.maxTiles, this.inView);
     for (const key of this.tiles.keys()) {
-      if (this.tiles.size <= this.maxTiles) break;
+      if (this.tiles.size <= keep) break;
       this.tiles.delete(key);
     }
     this.draw();

@@ -14,6 +14,9 @@ import type { MapImage, World } from 'strata-level/browser';
 
 import type { PickedFile } from '../picked.js';
 
+/** Longest wait for one helper call (a band of a huge world's surface layer takes seconds). */
+const CALL_TIMEOUT_MS = 120_000;
+
 interface Helper {
   worker: Worker;
   inFlight: number;
@@ -51,11 +54,13 @@ export class MapHelpers {
         else p.reject(Object.assign(new Error(r.error!.message), { code: r.error!.code }));
       };
       worker.onerror = (ev) => pool.drop(h, new Error(`map helper failed: ${ev.message}`));
+      worker.onmessageerror = () => pool.drop(h, new Error('map helper: a message could not be read'));
       pool.helpers.push(h);
     }
-    const opened = await Promise.allSettled(pool.helpers.map((h) => pool.call(h, { op: 'open', files, root })));
+    const started = [...pool.helpers];
+    const opened = await Promise.allSettled(started.map((h) => pool.call(h, { op: 'open', files, root })));
     opened.forEach((r, i) => {
-      if (r.status === 'rejected') pool.drop(pool.helpers[i]!, r.reason);
+      if (r.status === 'rejected') pool.drop(started[i]!, r.reason);
     });
     if (pool.helpers.length === 0) throw new Error(`no map helper could open the folder: ${String((opened.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined)?.reason)}`);
     return pool;
@@ -69,12 +74,19 @@ export class MapHelpers {
     const id = this.nextId++;
     h.inFlight += 1;
     return new Promise((resolve, reject) => {
-      h.pending.set(id, { resolve, reject });
+      // A helper that died without an error event (out of memory) would leave the call
+      // pending: past CALL_TIMEOUT_MS it is dropped and the call rejects (the caller redoes it).
+      const timer = setTimeout(() => this.drop(h, new Error(`map helper: no answer in ${CALL_TIMEOUT_MS / 1000} s`)), CALL_TIMEOUT_MS);
+      h.pending.set(id, {
+        resolve: (v) => (clearTimeout(timer), resolve(v)),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      });
       h.worker.postMessage({ id, ...msg });
     });
   }
 
   private drop(h: Helper, err: unknown): void {
+    if (!this.helpers.includes(h)) return; // dropped already
     h.worker.onmessage = null;
     h.worker.terminate();
     this.stats.failed += 1;
