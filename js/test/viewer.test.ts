@@ -24,6 +24,8 @@ const artifacts = path.join(repoRoot, 'target/test-artifacts/viewer');
 const WORLDS = ['amulet_1_16', 'amulet_1_18_vanilla', 'mcpe_0_11_mcedit_testdb'];
 
 let context: BrowserContext;
+/** The Chromium profile folder (its processes are found by it: memory figures). */
+let profile: string;
 let server: { close(): void };
 let origin: string;
 let page: Page;
@@ -75,6 +77,35 @@ async function openWith(selector: string, files: string): Promise<Shown> {
   });
 }
 
+/** Proportional set size of this test's Chromium: all its processes, and its renderers (the
+ * page and its workers). Linux only (/proc); undefined elsewhere. */
+function chromiumPss(): { all: number; renderer: number } | undefined {
+  if (!fs.existsSync('/proc/self/smaps_rollup')) return undefined;
+  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
+    .filter((m): m is RegExpMatchArray => m !== null)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3]! }));
+  const mine = new Set(rows.filter((r) => r.args.includes(profile) && !r.args.includes('--type=')).map((r) => r.pid));
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const r of rows) if (!mine.has(r.pid) && mine.has(r.ppid)) (mine.add(r.pid), (grew = true));
+  }
+  let all = 0;
+  let renderer = 0;
+  for (const r of rows) {
+    if (!mine.has(r.pid)) continue;
+    try {
+      const kb = Number(/^Pss:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${r.pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+      all += kb * 1024;
+      if (r.args.includes('--type=renderer')) renderer += kb * 1024;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return { all, renderer };
+}
+
 /** Canvas pixels that are not the background colour. */
 function mapPixels(): Promise<number> {
   return page.evaluate(() => {
@@ -111,7 +142,8 @@ beforeAll(async () => {
   const s = await serveDir(path.join(repoRoot, 'www/dist'), 0, { '/demo.mcworld': path.join(zips, 'demo.mcworld') });
   server = s.server;
   origin = s.origin;
-  context = await chromium.launchPersistentContext(tempDir('viewer-chromium'), {
+  profile = tempDir('viewer-chromium');
+  context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1200, height: 1400 },
@@ -571,6 +603,46 @@ describe('world viewer in Chromium', () => {
     expect(left.filter((x) => x.identifier === 'minecraft:zombie')).toEqual([]);
     expect(left.length).toBe(listed.length - 20);
     expect(fs.readFileSync(file).equals(original)).toBe(true);
+  });
+
+  test('the 160,000-chunk world (gen-world 400 × 400): exact figures; first picture, close-up screens and memory recorded; the map and a close-up saved', async () => {
+    const dir = path.join(tempDir('huge-world'), 'huge');
+    execFileSync(releaseCli, ['gen-world', dir, '--chunks-x', '400', '--chunks-z', '400', '--seed', '7']);
+    const w = await openWorld(dir);
+    // The page draws 400 × 400 chunks at 4 pixels per chunk (4 Mi pixels at most): 1,600 × 1,600.
+    const relief = await w.map({ dimension: 0, pixelsPerChunk: 4 });
+    await w.close();
+    expect([relief.width, relief.height, relief.chunksDrawn, relief.chunksFailed]).toEqual([1600, 1600, 160_000, 0]);
+    let peak = { all: 0, renderer: 0 };
+    const sampler = setInterval(() => {
+      const m = chromiumPss();
+      if (m) peak = { all: Math.max(peak.all, m.all), renderer: Math.max(peak.renderer, m.renderer) };
+    }, 100);
+    try {
+      const shown = await openWith('#open-folder', dir);
+      expect([shown.state, shown.chunks, shown.message]).toEqual(['ready', '160000', '160000 of 160000 chunks drawn. Click a chunk to inspect its records.']);
+      expect(await page.getAttribute('#map', 'data-slime-chunks')).toBe(String(relief.slimeChunks));
+      const times = await page.evaluate(() => (window as unknown as { strataViewer: { mapTimes(): Record<string, number> } }).strataViewer.mapTimes());
+      expect(times.firstPicture).toBeLessThanOrEqual(times.mapDrawn!);
+      await page.screenshot({ path: path.join(artifacts, 'huge-relief.png'), fullPage: true });
+      // Close up at three places: every chunk in view gets its block tile.
+      const closeUp: number[] = [];
+      for (const [bx, bz] of [[0, 0], [1200, 800], [-1500, -900]] as const) {
+        const t0 = Date.now();
+        await page.evaluate(([x, z]) => (window as unknown as { strataViewer: { centerOn(x: number, z: number, zoom: number): void } }).strataViewer.centerOn(x!, z!, 6), [bx, bz]);
+        await page.waitForFunction(() => (window as unknown as { strataViewer: { tiles(): { missing: number } } }).strataViewer.tiles().missing === 0, undefined, { timeout: 60_000 });
+        closeUp.push(Date.now() - t0);
+      }
+      await page.screenshot({ path: path.join(artifacts, 'huge-close-up.png'), fullPage: true });
+      const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+      console.log(
+        `160,000-chunk world in Chromium, ms from the open's start: ${JSON.stringify(times)}; close-up screens ${JSON.stringify(closeUp)} ms; ` +
+          `PSS peak: page + workers ${mib(peak.renderer)}, all of Chromium ${mib(peak.all)}`,
+      );
+      if (chromiumPss()) expect(peak.renderer).toBeGreaterThan(0);
+    } finally {
+      clearInterval(sampler);
+    }
   });
 
   test('players and block entities are listed: a click goes there on the map and shows the record', async () => {
