@@ -148,7 +148,10 @@ export class FilePickerHost implements StorageHost {
   }
 
   list(dir: string): string[] {
-    return childrenOf(this.files.keys(), normalize(dir));
+    const p = normalize(dir);
+    // A file is not a folder (the engine tells them apart by whether listing succeeds).
+    if (this.files.has(p)) throw hostError('ENOTDIR', `${dir}: not a folder`);
+    return childrenOf(this.files.keys(), p);
   }
 
   remove(path: string): void {

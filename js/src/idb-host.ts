@@ -450,7 +450,10 @@ export class IdbHost implements StorageHost {
   }
 
   list(dir: string): string[] {
-    return childrenOf([...this.files.keys(), ...this.dirs], normalize(dir));
+    const p = normalize(dir);
+    // A file is not a folder (the engine tells them apart by whether listing succeeds).
+    if (this.files.has(p)) throw hostError('ENOTDIR', `${dir}: not a folder`);
+    return childrenOf([...this.files.keys(), ...this.dirs], p);
   }
 
   remove(path: string): void {

@@ -566,7 +566,10 @@ export class OpfsPool implements StorageHost {
   }
 
   list(dir: string): string[] {
-    return childrenOf([...this.byPath.keys(), ...this.dirs], normalize(dir));
+    const p = normalize(dir);
+    // A file is not a folder (the engine tells them apart by whether listing succeeds).
+    if (this.byPath.has(p)) throw hostError('ENOTDIR', `${dir}: not a folder`);
+    return childrenOf([...this.byPath.keys(), ...this.dirs], p);
   }
 
   remove(path: string): void {

@@ -70,6 +70,9 @@ function helpersNow(): MapHelpers | undefined {
 /** Where the open world came from, so that the first edit can reopen it writable on a copy. */
 type Source =
   | { kind: 'bytes'; bytes: Uint8Array }
+  /** A `.mcworld` read in place from its unpacked files; the zip is read again for the first
+   * edit (a writable copy in the engine's memory). */
+  | { kind: 'zip'; zip: Blob; files: PickedFile[]; root: string }
   | { kind: 'opfs'; location: string }
   | { kind: 'files'; files: PickedFile[]; root: string };
 let source: Source | undefined;
@@ -391,8 +394,9 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     // `?helpers=N` sets their number (0: none; default: the spare cores, helperCount()).
     const asked = new URLSearchParams(location.search).get('helpers');
     const count = asked === null ? helperCount() : Math.max(0, Math.min(8, Math.trunc(Number(asked)) || 0));
-    if (src?.kind === 'files' && count > 0) {
-      void MapHelpers.open(src.files, src.root, count).then(
+    const shared = src?.kind === 'files' || src?.kind === 'zip' ? src : undefined;
+    if (shared && count > 0) {
+      void MapHelpers.open(shared.files, shared.root, count).then(
         (pool) => {
           if (gen === generation && w === world) [helpers, helpersFor] = [pool, w];
           else pool.close();
@@ -896,9 +900,28 @@ async function importZipAndOpen(file: File): Promise<void> {
   setState('loading');
   clearWorldView();
   await closeWorld();
+  startWork(`unpacking ${label}`, gen);
+  let unzipped: { root: string; files: PickedFile[] };
+  try {
+    unzipped = await unzipToFiles(file, label);
+  } catch (e) {
+    if (gen === generation) showError(describe(e, label));
+    return;
+  } finally {
+    endWork(gen);
+  }
+  if (gen !== generation) return;
+  await importAndOpen(unzipped.files, unzipped.root);
+}
+
+/** Unpacks a `.mcworld` in a page worker (unzip.ts: the engine's limits and wording) into
+ * `File`s under the world's folder (named after the world's folder in the zip, or the file's
+ * name for a zip of the folder's contents), as if that folder had been picked. The running
+ * work's cancel terminates the unpacking. */
+async function unzipToFiles(file: File, label: string): Promise<{ root: string; files: PickedFile[] }> {
   say(`Unpacking ${label}…`, 'busy');
   const worker = new Worker(new URL('./unzip-worker.ts', import.meta.url), { type: 'module', name: 'unzip' });
-  startWork(`unpacking ${label}`, gen, () => worker.terminate());
+  if (work) work.onCancel = () => worker.terminate();
   let out: Unzipped;
   try {
     out = await new Promise<Unzipped>((resolve, reject) => {
@@ -911,21 +934,16 @@ async function importZipAndOpen(file: File): Promise<void> {
       worker.onerror = (ev) => reject(new Error(`mcworld: unpacking failed: ${ev.message}`));
       worker.postMessage(file);
     });
-  } catch (e) {
-    if (gen === generation) showError(describe(e, label));
-    return;
   } finally {
     worker.terminate();
-    endWork(gen);
   }
-  if (gen !== generation) return;
   const stem = file.name.replace(/\.(mcworld|zip)$/i, '').replace(/\//g, '_') || 'world';
   const root = out.root === '' ? stem : `${stem}/${out.root}`;
   const files: PickedFile[] = out.files.map((f) => ({
     path: `${root}/${f.name}`,
     file: new File([f.data as Uint8Array<ArrayBuffer>], f.name.split('/').pop()!),
   }));
-  await importAndOpen(files, root);
+  return { root, files };
 }
 
 function openZip(file: File): void {
@@ -933,10 +951,14 @@ function openZip(file: File): void {
     void importZipAndOpen(file);
     return;
   }
-  void load(`“${file.name}”`, async () => {
-    const bytes = new Uint8Array(await file.arrayBuffer());
-    source = { kind: 'bytes', bytes };
-    return openMcworld(bytes);
+  // Unpacked into `File`s in a page worker and read in place like a picked folder (storage
+  // 'files'): the world is not copied into the engine's memory, and map helpers can read the
+  // same files. The zip's bytes are kept for the first edit (a writable copy in memory).
+  const label = `“${file.name}”`;
+  void load(label, async () => {
+    const { root, files } = await unzipToFiles(file, label);
+    source = { kind: 'zip', zip: file, files, root };
+    return openWorld(root, { storage: 'files', files });
   });
 }
 
@@ -1141,6 +1163,8 @@ const editorHost: EditorHost = {
       let w: World;
       if (src.kind === 'bytes') {
         w = await openMcworld(src.bytes, { writable: true });
+      } else if (src.kind === 'zip') {
+        w = await openMcworld(new Uint8Array(await src.zip.arrayBuffer()), { writable: true });
       } else if (src.kind === 'opfs') {
         w = await openWorld(src.location, { writable: true });
       } else {

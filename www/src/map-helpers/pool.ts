@@ -1,10 +1,10 @@
 // Map helpers (helper-worker.ts): one page worker per spare core, each with its own engine on
-// the picked world folder shown, drawing map bands and block tiles in parallel with the page's
-// engine. They open once the page is ready (so that they slow neither the first picture nor
-// the world's figures on a machine with few cores) and serve the maps drawn after: another
-// layer or dimension, close-up tiles. Only picked folders are shared this way: a `File` can be read by any worker, while a
-// world in browser storage is held by one engine (OPFS access handles, the IndexedDB store's
-// lock) and a `.mcworld` opened in memory would be unpacked again in each helper.
+// the world's files (a picked folder, or a `.mcworld` unpacked into `File`s), drawing map bands
+// and block tiles in parallel with the page's engine. They open once the page is ready (so
+// that they slow neither the first picture nor the world's figures on a machine with few
+// cores) and serve the maps drawn after: another layer or dimension, close-up tiles. A `File`
+// can be read by any worker; a world in browser storage cannot be shared this way (one engine
+// holds it: OPFS access handles, the IndexedDB store's lock).
 //
 // Invariants: a call goes to the helper with the fewest calls in flight; a helper that fails
 // (its worker died, its open failed) is dropped and its calls reject, so the caller can redo
