@@ -99,6 +99,7 @@ try {
   await page.setInputFiles('#open-folder', worldDir);
   await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state ?? ''), undefined, { timeout: 600_000 });
   const total = (Date.now() - t0) / 1000;
+  const peakAtReady = { ...peak };
   const log = await page.evaluate(() => window.__log);
   const times = await page.evaluate(() => window.strataViewer.mapTimes());
   for (const [t, what] of log) console.log(`${(t / 1000).toFixed(2).padStart(7)} s  ${String(what).slice(0, 140)}`);
@@ -140,7 +141,7 @@ try {
     const chunks = Number(await page.getAttribute('#map', 'data-chunks'));
     const bands = await page.evaluate(() => window.strataViewer.mapBands());
     const browser = execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    fs.writeFileSync(out, JSON.stringify({ world: worldDir, layer, browser, chunks, bands, times, closeUp, switched, openToReadySeconds: total, pss: { idle, peak, ready: after } }, null, 2));
+    fs.writeFileSync(out, JSON.stringify({ world: worldDir, layer, browser, chunks, bands, times, closeUp, switched, openToReadySeconds: total, pss: { idle, peakAtReady, peak, ready: after } }, null, 2));
   }
 } finally {
   clearInterval(sampler);

@@ -41,7 +41,7 @@ done
   echo
   echo "## The viewer in Chromium (picked folder), milliseconds from the open's start"
   echo
-  echo "| layer | map helpers | world open | chunk index | first picture | map drawn | page ready | bands | close-up screen (slowest of 3) | then the surface layer | PSS page + workers peak (MiB) | PSS all processes peak (MiB) |"
+  echo "| layer | map helpers | world open | chunk index | first picture | map drawn | page ready | bands | close-up screen (slowest of 3) | then the surface layer | PSS page + workers at ready, peak (MiB) | PSS all processes at ready, peak (MiB) |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 } >>"$report"
 for run in "relief 0" "relief 1"; do
@@ -50,7 +50,7 @@ for run in "relief 0" "relief 1"; do
   node -e '
     const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
     const t = r.times, mib = (n) => (n / 2 ** 20).toFixed(0);
-    console.log(`| ${r.layer} | ${r.switched.helpers.helpers} | ${t.opened} | ${t.chunkIndex} | ${t.firstPicture} | ${t.mapDrawn} | ${t.ready} | ${r.bands} | ${Math.max(...r.closeUp.map((c) => c.ms))} | ${r.switched.ms} | ${mib(r.pss.peak.renderer)} | ${mib(r.pss.peak.all)} |`);
+    console.log(`| ${r.layer} | ${r.switched.helpers.helpers} | ${t.opened} | ${t.chunkIndex} | ${t.firstPicture} | ${t.mapDrawn} | ${t.ready} | ${r.bands} | ${Math.max(...r.closeUp.map((c) => c.ms))} | ${r.switched.ms} | ${mib(r.pss.peakAtReady.renderer)}, ${mib(r.pss.peak.renderer)} | ${mib(r.pss.peakAtReady.all)}, ${mib(r.pss.peak.all)} |`);
   ' "$tmp/run.json" >>"$report"
   browser=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).browser)' "$tmp/run.json")
 done

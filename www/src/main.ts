@@ -279,6 +279,8 @@ async function load(label: string, open: () => Promise<World>, sameWorld = false
 /** When the world being opened got its milestones (ms from the open's start; tests and the
  * map benchmark read them through window.strataViewer.mapTimes). */
 let mapBands = 0;
+/** Tests: map helpers for the next worlds opened, instead of `?helpers` or the default. */
+let helperOverride: string | null = null;
 /** Calls answered by map helpers for the world shown (bands and tiles; tests read it). */
 let mapHelperBands = 0;
 let mapTimes: { opened?: number; chunkIndex?: number; firstPicture?: number; mapDrawn?: number; ready?: number } = {};
@@ -392,7 +394,7 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     // map helpers open a picked folder on the spare cores: the next maps (another layer or
     // dimension) and close-up tiles are drawn by them and this engine together.
     // `?helpers=N` sets their number (0: none; default: the spare cores, helperCount()).
-    const asked = new URLSearchParams(location.search).get('helpers');
+    const asked = helperOverride ?? new URLSearchParams(location.search).get('helpers');
     const count = asked === null ? helperCount() : Math.max(0, Math.min(8, Math.trunc(Number(asked)) || 0));
     const shared = src?.kind === 'files' || src?.kind === 'zip' ? src : undefined;
     if (shared && count > 0) {
@@ -1110,6 +1112,8 @@ document.addEventListener('drop', (ev) => {
   /** Block tiles held (bounded by MAX_TILES), and the base map's pixel size. */
   tiles: () => ({ held: mapView.tileCount(), missing: mapView.tilesMissing() }),
   setMaxTiles: (n: number) => void (mapView.maxTiles = n),
+  /** Map helpers for the worlds opened next (null: `?helpers` or the default). */
+  setHelpers: (n: number | null) => void (helperOverride = n === null ? null : String(n)),
   /** Holds back every band of the maps being drawn (true) or lets them go (false). */
   holdMap: (on: boolean) => {
     if (on && !mapPause) {

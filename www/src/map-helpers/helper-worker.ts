@@ -18,17 +18,19 @@ const scope = self as unknown as {
   postMessage(msg: unknown, transfer?: Transferable[]): void;
 };
 
-/** File bytes a helper keeps (the page's engine: 64 MiB). */
+/** File bytes and decoded blocks a helper keeps (the page's engine: 64 MiB and Mojang's 40
+ * MiB): a helper's reads go in key order within a band, so a small cache loses little, and
+ * every helper is memory the page pays again. */
 const HELPER_FILE_CACHE = 16 << 20;
+const HELPER_BLOCK_CACHE = 8 << 20;
 
 let world: World | undefined;
 let chain: Promise<void> = Promise.resolve();
 
 async function run(m: Msg): Promise<{ value: unknown; transfer: Transferable[] }> {
   if (m.op === 'open') {
-    // No decode workers: map bands and tiles are point reads (decode workers serve scans). A
-    // quarter of the page engine's file cache: each helper holds its own copy of what it read.
-    world = await openWorld(m.root, { storage: 'files', files: m.files, decodeWorkers: 0, fileCacheBytes: HELPER_FILE_CACHE });
+    // No decode workers: map bands and tiles are point reads (decode workers serve scans).
+    world = await openWorld(m.root, { storage: 'files', files: m.files, decodeWorkers: 0, fileCacheBytes: HELPER_FILE_CACHE, cacheSize: HELPER_BLOCK_CACHE });
     return { value: null, transfer: [] };
   }
   if (!world) throw Object.assign(new Error('the map helper has no world open'), { code: 'LEVEL_DATABASE_NOT_OPEN' });

@@ -23,10 +23,13 @@ interface Helper {
   pending: Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>;
 }
 
-/** Helpers to start: the cores beyond the page's engine (at least one, at most three). */
+/** Helpers to start by default: the cores beyond the page's engine and its decode worker (at
+ * most three). None on two cores: there a helper competes with those two for the cores, drew
+ * the 160,000-chunk world's surface layer only 1.26x faster, and took the page from about 500
+ * to 600 MiB (`?helpers=1` still asks for one). */
 export function helperCount(): number {
   const cores = typeof navigator !== 'undefined' ? navigator.hardwareConcurrency || 2 : 2;
-  return Math.max(1, Math.min(3, cores - 1));
+  return Math.max(0, Math.min(3, cores - 2));
 }
 
 export class MapHelpers {
