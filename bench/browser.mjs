@@ -23,6 +23,7 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(path.join(repo, 'js/package.json'));
 const { chromium } = require('playwright-core');
 const { serveDir } = await import(path.join(repo, 'scripts/serve-www.mjs'));
+const { CHROMIUM_ARGS } = await import(path.join(repo, 'scripts/chromium.mjs'));
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -56,7 +57,7 @@ const context = await chromium.launchPersistentContext(profile, {
   executablePath: CHROMIUM,
   headless: true,
   viewport: { width: 1200, height: 1400 },
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  args: CHROMIUM_ARGS,
 });
 
 try {

@@ -19,6 +19,7 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(path.join(repo, 'js/package.json'));
 const { chromium } = require('playwright-core');
 const { serveDir } = await import(path.join(repo, 'scripts/serve-www.mjs'));
+const { CHROMIUM_ARGS, chromiumPss } = await import(path.join(repo, 'scripts/chromium.mjs'));
 
 const args = process.argv.slice(2);
 const worldDir = args[0];
@@ -33,35 +34,6 @@ const opt = (name, dflt) => {
 const layer = opt('layer', 'relief');
 const CHROMIUM = process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium';
 
-/** Proportional set size (shared pages split between their sharers, so the processes' sum is
- * the memory they really hold) of the browser launched with `profile` and all its children. */
-function browserPss(profile) {
-  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
-    .split('\n')
-    .map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
-    .filter(Boolean)
-    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }));
-  const mine = new Set(rows.filter((r) => r.args.includes(profile) && !r.args.includes('--type=')).map((r) => r.pid));
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const r of rows) if (!mine.has(r.pid) && mine.has(r.ppid)) (mine.add(r.pid), (grew = true));
-  }
-  let kb = 0;
-  let rendererKb = 0;
-  for (const pid of mine) {
-    try {
-      const m = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').match(/^Pss:\s+(\d+) kB/m);
-      const n = m ? Number(m[1]) : 0;
-      kb += n;
-      // The page and its dedicated workers live in renderer processes.
-      if (rows.find((r) => r.pid === pid)?.args.includes('--type=renderer')) rendererKb += n;
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return { all: kb * 1024, renderer: rendererKb * 1024 };
-}
-
 execFileSync('bash', [path.join(repo, 'scripts/build-www.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
 const { server, origin } = await serveDir(path.join(repo, 'www/dist'), 0);
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-map-chromium-'));
@@ -69,11 +41,11 @@ const context = await chromium.launchPersistentContext(profile, {
   executablePath: CHROMIUM,
   headless: true,
   viewport: { width: 1200, height: 1000 },
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  args: CHROMIUM_ARGS,
 });
 const peak = { all: 0, renderer: 0 };
 const sampler = setInterval(() => {
-  const m = browserPss(profile);
+  const m = (chromiumPss(profile) ?? { all: 0, renderer: 0 });
   peak.all = Math.max(peak.all, m.all);
   peak.renderer = Math.max(peak.renderer, m.renderer);
 }, 100);
@@ -84,7 +56,7 @@ try {
   const helpersWanted = helpersArg === undefined ? 1 : Number(helpersArg);
   await page.goto(`${origin}/${helpersArg === undefined ? '' : `?helpers=${helpersArg}`}#layer=${layer}`);
   await page.waitForFunction(() => document.body.dataset.state === 'ready');
-  const idle = browserPss(profile);
+  const idle = (chromiumPss(profile) ?? { all: 0, renderer: 0 });
   await page.evaluate(() => {
     const log = [];
     window.__log = log;
@@ -105,7 +77,7 @@ try {
   for (const [t, what] of log) console.log(`${(t / 1000).toFixed(2).padStart(7)} s  ${String(what).slice(0, 140)}`);
   console.log(`milestones (ms from the open's start): ${JSON.stringify(times)}`);
   const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
-  const after = browserPss(profile);
+  const after = (chromiumPss(profile) ?? { all: 0, renderer: 0 });
   console.log(
     `open to ready: ${total.toFixed(2)} s; Chromium PSS (all processes) idle ${mib(idle.all)}, peak ${mib(peak.all)}, ready ${mib(after.all)}; ` +
       `page + workers (renderer processes) idle ${mib(idle.renderer)}, peak ${mib(peak.renderer)}, ready ${mib(after.renderer)}`,

@@ -377,20 +377,26 @@ fn assert_bands_stack_into_the_whole_map(db: &strata::Db, what: &str) {
     }
 }
 
-#[test]
-fn bands_stack_into_the_whole_map_synthetic() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("w");
+/// A `gen-world` world of `x` × `z` chunks in `dir/w`.
+fn synth_world(dir: &std::path::Path, x: u32, z: u32, seed: u64) -> std::path::PathBuf {
+    let root = dir.join("w");
     strata::bedrock::synth::generate(
         Arc::new(FsStorage::new()),
         root.to_str().unwrap(),
         strata::bedrock::synth::SynthParams {
-            chunks_x: 24,
-            chunks_z: 19,
-            seed: 7,
+            chunks_x: x,
+            chunks_z: z,
+            seed,
         },
     )
     .unwrap();
+    root
+}
+
+#[test]
+fn bands_stack_into_the_whole_map_synthetic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = synth_world(tmp.path(), 24, 19, 7);
     let world = World::open(Arc::new(FsStorage::new()), root.to_str().unwrap()).unwrap();
     assert_bands_stack_into_the_whole_map(world.db(), "synthetic 24x19");
 }
@@ -462,17 +468,7 @@ fn every_shared_world_every_layer_decodes() {
 #[test]
 fn undecodable_chunks_are_named() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("w");
-    strata::bedrock::synth::generate(
-        Arc::new(FsStorage::new()),
-        root.to_str().unwrap(),
-        strata::bedrock::synth::SynthParams {
-            chunks_x: 8,
-            chunks_z: 8,
-            seed: 3,
-        },
-    )
-    .unwrap();
+    let root = synth_world(tmp.path(), 8, 8, 3);
     {
         let db = strata::Db::open_path(
             root.join("db").to_str().unwrap(),

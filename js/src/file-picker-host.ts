@@ -34,9 +34,8 @@ export class FilePickerHost implements StorageHost {
   private readonly fds = new Map<number, Blob>();
   private readonly reader = new FileReaderSync();
   private nextFd = 1;
-  /** Cached windows by file and window number; a Map iterates least recently used first. */
-  private readonly windows = new Map<Blob, Map<number, Uint8Array>>();
-  private readonly lru = new Map<string, { file: Blob; n: number; bytes: number }>();
+  /** Cached windows by `file id:window number`, least recently used first (Map order). */
+  private readonly windows = new Map<string, Uint8Array>();
   private readonly fileIds = new Map<Blob, number>();
   private cachedBytes = 0;
   /** Reads served, from the cache or by the browser (tests read these). */
@@ -92,28 +91,23 @@ export class FilePickerHost implements StorageHost {
     let id = this.fileIds.get(file);
     if (id === undefined) this.fileIds.set(file, (id = this.fileIds.size));
     const key = `${id}:${n}`;
-    const byFile = this.windows.get(file);
-    const hit = byFile?.get(n);
+    const hit = this.windows.get(key);
     if (hit) {
       this.stats.windowHits += 1;
-      const e = this.lru.get(key)!;
-      this.lru.delete(key);
-      this.lru.set(key, e);
+      this.windows.delete(key); // most recently used last
+      this.windows.set(key, hit);
       return hit;
     }
     this.stats.windowReads += 1;
     const win = windowOf(file, this.cacheBytes);
     const start = n * win;
     const bytes = new Uint8Array(this.reader.readAsArrayBuffer(file.slice(start, Math.min(file.size, start + win))));
-    if (byFile) byFile.set(n, bytes);
-    else this.windows.set(file, new Map([[n, bytes]]));
-    this.lru.set(key, { file, n, bytes: bytes.length });
+    this.windows.set(key, bytes);
     this.cachedBytes += bytes.length;
-    for (const [k, e] of this.lru) {
+    for (const [k, b] of this.windows) {
       if (this.cachedBytes <= this.cacheBytes || k === key) break;
-      this.lru.delete(k);
-      this.windows.get(e.file)?.delete(e.n);
-      this.cachedBytes -= e.bytes;
+      this.windows.delete(k);
+      this.cachedBytes -= b.length;
     }
     return bytes;
   }

@@ -16,6 +16,11 @@ import { openMcworld, openWorld } from '../dist/node.js';
 import { cliPath, copyDir, repoRoot, tempDir, worlds, worldsDir } from './helpers.js';
 // @ts-expect-error: plain JS module.
 import { serveDir } from '../../scripts/serve-www.mjs';
+// @ts-expect-error: plain JS module without type declarations.
+import { CHROMIUM_ARGS, chromiumPss as chromiumPssOf } from '../../scripts/chromium.mjs';
+
+/** PSS of this test's Chromium (all processes; renderers: the page and its workers). */
+const chromiumPss = (): { all: number; renderer: number } | undefined => chromiumPssOf(profile) as { all: number; renderer: number } | undefined;
 
 const CHROMIUM = process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium';
 // The release CLI when built (npm start builds it), else the debug one `cargo test` builds.
@@ -77,35 +82,6 @@ async function openWith(selector: string, files: string): Promise<Shown> {
   });
 }
 
-/** Proportional set size of this test's Chromium: all its processes, and its renderers (the
- * page and its workers). Linux only (/proc); undefined elsewhere. */
-function chromiumPss(): { all: number; renderer: number } | undefined {
-  if (!fs.existsSync('/proc/self/smaps_rollup')) return undefined;
-  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
-    .split('\n')
-    .map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
-    .filter((m): m is RegExpMatchArray => m !== null)
-    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3]! }));
-  const mine = new Set(rows.filter((r) => r.args.includes(profile) && !r.args.includes('--type=')).map((r) => r.pid));
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const r of rows) if (!mine.has(r.pid) && mine.has(r.ppid)) (mine.add(r.pid), (grew = true));
-  }
-  let all = 0;
-  let renderer = 0;
-  for (const r of rows) {
-    if (!mine.has(r.pid)) continue;
-    try {
-      const kb = Number(/^Pss:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${r.pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
-      all += kb * 1024;
-      if (r.args.includes('--type=renderer')) renderer += kb * 1024;
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return { all, renderer };
-}
-
 /** Canvas pixels that are not the background colour. */
 function mapPixels(): Promise<number> {
   return page.evaluate(() => {
@@ -147,7 +123,7 @@ beforeAll(async () => {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1200, height: 1400 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: CHROMIUM_ARGS as string[],
   });
   page = await context.newPage();
   page.on('pageerror', (e) => console.error('page error:', e));

@@ -213,15 +213,13 @@ impl Database {
         let db = self.db()?;
         let obj: JsValue = Object::new().into();
         let num = |k: &str, v: f64| set(&obj, k, JsValue::from_f64(v));
-        // A whole map of a dimension without chunks is 0×0 (a region is its own size).
-        let empty = region.is_none()
-            && match &chunks {
-                Some(c) => c.is_empty(),
-                None => keys::chunk_positions(db, dimension)
-                    .map_err(js_err)?
-                    .is_empty(),
-            };
-        if empty {
+        // The chunk index is read once here and handed to render_map (which would read it
+        // again). A whole map of a dimension without chunks is 0×0 (a region is its own size).
+        let chunks = match chunks {
+            Some(c) => c,
+            None => keys::chunk_positions(db, dimension).map_err(js_err)?,
+        };
+        if region.is_none() && chunks.is_empty() {
             for k in ["width", "height", "minChunkX", "minChunkZ"] {
                 num(k, 0.0);
             }
@@ -250,7 +248,7 @@ impl Database {
                 chunks_per_pixel: cpp,
                 max_pixels: MAX_MAP_PIXELS,
                 region,
-                chunks,
+                chunks: Some(chunks),
             },
         )
         .map_err(js_err)?;
