@@ -1,8 +1,13 @@
 // The world viewer in Firefox (Debian's firefox-esr, driven by puppeteer-core over WebDriver
 // BiDi; never a downloaded browser): `.mcworld`s of three eras of worlds open with exactly the
 // MANIFEST's figures (entries, key and value bytes, CRC-32C) and the CLI's chunk counts, the map
-// draws every chunk, and the demo world and hostile input behave as in Chromium. Skipped, loudly,
-// where Firefox is not installed (scripts/setup.sh installs it).
+// draws every chunk, and the demo world and hostile input behave as in Chromium. The benchmark
+// page (www/bench.html) as viewer.test.ts runs it in Chromium: a small run with a row for every
+// workload × engine, the Markdown/JSON copy (Firefox lets the page write the clipboard on the
+// click and read it back: the very text is checked), and a .mcworld loaded on the page scanned
+// with and without decode workers (entries and key + value bytes of MANIFEST.tsv). Screenshots
+// go to target/test-artifacts/firefox/. Skipped, loudly, where Firefox is not installed
+// (scripts/setup.sh installs it).
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -24,6 +29,7 @@ const WORLDS = ['amulet_1_16', 'amulet_1_18_vanilla', 'mcpe_0_11_mcedit_testdb']
 let browser: Browser;
 let page: Page;
 let server: { close(): void };
+let origin: string;
 let zips: string;
 
 function zipDir(dir: string, out: string): void {
@@ -68,6 +74,7 @@ describe.skipIf(!haveFirefox)('world viewer in Firefox', () => {
     for (const w of WORLDS) zipDir(path.join(worldsDir, w), path.join(zips, `${w}.mcworld`));
     const s = await serveDir(path.join(repoRoot, 'www/dist'), 0, {});
     server = s.server;
+    origin = s.origin;
     browser = await puppeteer.launch({
       browser: 'firefox',
       executablePath: FIREFOX,
@@ -120,8 +127,100 @@ describe.skipIf(!haveFirefox)('world viewer in Firefox', () => {
     fs.writeFileSync(bad, 'this is not a zip archive');
     const shown = await openMcworld(bad);
     expect(shown.state).toBe('error');
-    expect(shown.message.length).toBeGreaterThan(10);
+    expect(shown.message!.length).toBeGreaterThan(10);
     const again = await openMcworld(path.join(zips, 'amulet_1_16.mcworld'));
     expect(again.state).toBe('ready');
+  });
+  test('the benchmark page: a small run with a row for every workload and engine, copied as Markdown and JSON; a world loaded on the page and scanned with and without decode workers', async () => {
+    const t0 = Date.now();
+    const bench = await browser.newPage();
+    await bench.setViewport({ width: 1200, height: 1400 });
+    bench.on('pageerror', (e) => console.error('firefox bench page error:', e));
+    const state = () => bench.evaluate(() => document.body.dataset.state);
+    const messageText = () => bench.$eval('#message', (e) => e.textContent ?? '');
+    await bench.goto(`${origin}/bench.html?entries=400&valueSize=100&batchSize=50&auto=1`);
+    await bench.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), { timeout: 120_000 });
+    await bench.screenshot({ path: path.join(artifacts, 'bench.png') as `${string}.png`, fullPage: true });
+    expect(await state(), await messageText()).toBe('done');
+    const rows = await bench.$$eval('#bench-results tbody tr', (trs) =>
+      trs.map((tr) => [(tr as HTMLElement).dataset.workload, (tr as HTMLElement).dataset.engine, tr.children[2]!.textContent]),
+    );
+    const want = [];
+    for (const engine of ['strata-opfs', 'indexeddb']) {
+      for (const w of ['fillseq', 'readseq', 'fillrandom', 'readrandom', 'batch']) want.push([w, engine, '400']);
+    }
+    expect(rows).toEqual(want);
+    expect(await bench.$eval('#bench-export', (e) => (e as HTMLElement).hidden)).toBe(false);
+    // Workloads and engines are checkboxes showing the URL's configuration.
+    const boxes = (set: string) => bench.$$eval(`#${set} input`, (ins) => ins.map((i) => [(i as HTMLInputElement).value, (i as HTMLInputElement).checked]));
+    expect(await boxes('cfg-workloads')).toEqual([['fillseq', true], ['readseq', true], ['fillrandom', true], ['readrandom', true], ['batch', true], ['scan', false], ['scan-workers', false]]);
+    expect(await boxes('cfg-engines')).toEqual([['strata-opfs', true], ['indexeddb', true], ['strata-opfs-hop', false], ['strata-idb', false]]);
+    // The results as Markdown and as JSON: what the copy buttons put on the clipboard.
+    const threads = await bench.evaluate(() => navigator.hardwareConcurrency);
+    await bench.click('#bench-copy-md');
+    await bench.waitForSelector('#bench-copied[data-copied="Markdown"]');
+    const md = await bench.evaluate(() => (window as unknown as { strataBenchCopied: string }).strataBenchCopied);
+    expect(md.split('\n').filter((l) => /^\| (fill|read|batch)/.test(l)).length).toBe(10);
+    expect(md).toContain(`${threads} hardware threads`);
+    // Firefox lets the page write the clipboard on the click, and read it back (same origin,
+    // within the click's transient activation): what the page copied is on the clipboard.
+    expect(await bench.$eval('#bench-copied', (e) => e.textContent)).toBe('Markdown copied.');
+    expect(await bench.evaluate(() => navigator.clipboard.readText())).toBe(md);
+    await bench.click('#bench-copy-json');
+    await bench.waitForSelector('#bench-copied[data-copied="JSON"]');
+    const jsonText = await bench.evaluate(() => (window as unknown as { strataBenchCopied: string }).strataBenchCopied);
+    const json = JSON.parse(jsonText) as { rows: Array<{ workload: string; engine: string; ops: number }>; env: { hardwareConcurrency: number } };
+    expect(json.rows.map((r) => [r.workload, r.engine, String(r.ops)])).toEqual(want);
+    expect(json.env.hardwareConcurrency).toBe(threads);
+    expect(await bench.$eval('#bench-copied', (e) => e.textContent)).toBe('JSON copied.');
+    expect(await bench.evaluate(() => navigator.clipboard.readText())).toBe(jsonText);
+    // A world loaded on the page itself (a .mcworld, copied into browser storage) and scanned
+    // with and without decode workers.
+    const row = worlds().find((r) => r.name === 'amulet_1_18_vanilla')!;
+    const input = (await bench.$('#bench-mcworld'))!;
+    await (input as unknown as { uploadFile(p: string): Promise<void> }).uploadFile(path.join(zips, 'amulet_1_18_vanilla.mcworld'));
+    await bench.waitForFunction(() => ['idle', 'error'].includes(document.body.dataset.state ?? '') && (document.getElementById('cfg-world') as HTMLSelectElement).value !== '', {
+      timeout: 120_000,
+    });
+    expect(await bench.$eval('#cfg-world', (s) => (s as HTMLSelectElement).value)).toBe('viewer/amulet_1_18_vanilla');
+    expect(new URL(bench.url()).searchParams.get('world')).toBe('viewer/amulet_1_18_vanilla');
+    // Only the two scans, on Strata over OPFS (clicked as a user would).
+    for (const [set, on] of [
+      ['cfg-workloads', ['scan', 'scan-workers']],
+      ['cfg-engines', ['strata-opfs']],
+    ] as const) {
+      for (const box of await bench.$$(`#${set} input`)) {
+        const [value, checked] = await box.evaluate((i) => [(i as HTMLInputElement).value, (i as HTMLInputElement).checked] as const);
+        if (checked !== (on as readonly string[]).includes(value)) await box.click();
+      }
+    }
+    expect(await boxes('cfg-workloads')).toEqual([['fillseq', false], ['readseq', false], ['fillrandom', false], ['readrandom', false], ['batch', false], ['scan', true], ['scan-workers', true]]);
+    expect(await boxes('cfg-engines')).toEqual([['strata-opfs', true], ['indexeddb', false], ['strata-opfs-hop', false], ['strata-idb', false]]);
+    await bench.click('#run-bench');
+    await bench.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), { timeout: 120_000 });
+    expect(await state(), await messageText()).toBe('done');
+    const scans = await bench.$$eval('#bench-results tbody tr', (trs) =>
+      trs.map((tr) => [(tr as HTMLElement).dataset.workload, (tr as HTMLElement).dataset.engine, tr.children[2]!.textContent, tr.children[6]!.textContent!.endsWith('×')]),
+    );
+    expect(scans).toEqual([
+      ['scan', 'strata-opfs', row.entries.toLocaleString('en'), false],
+      ['scan-workers', 'strata-opfs', row.entries.toLocaleString('en'), true],
+    ]);
+    // The scans' exact figures as copied: entries, and key + value bytes (MANIFEST.tsv's).
+    await bench.click('#bench-copy-json');
+    await bench.waitForFunction(() => (window as unknown as { strataBenchCopied: string }).strataBenchCopied.includes('"scan-workers"'));
+    const scanned = (JSON.parse(await bench.evaluate(() => (window as unknown as { strataBenchCopied: string }).strataBenchCopied)) as { rows: Array<{ workload: string; ops: number; bytes: number }> }).rows;
+    expect(scanned.map((r) => [r.workload, r.ops, r.bytes])).toEqual([
+      ['scan', row.entries, row.keyBytes + row.valueBytes],
+      ['scan-workers', row.entries, row.keyBytes + row.valueBytes],
+    ]);
+    await bench.screenshot({ path: path.join(artifacts, 'bench-world.png') as `${string}.png`, fullPage: true });
+    await bench.close();
+    // Leave browser storage as the other tests expect it: the viewer deletes the copy.
+    await page.reload();
+    await page.waitForFunction(() => document.body.dataset.state === 'ready');
+    await page.click('#imported-list li[data-location="viewer/amulet_1_18_vanilla"] .delete-imported');
+    await page.waitForFunction(() => document.querySelector('#imported-list li[data-location="viewer/amulet_1_18_vanilla"]') === null);
+    console.log(`Firefox, the benchmark page: ${rows.length} rows, then a world scan of ${row.entries} entries twice, in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   });
 });
