@@ -266,8 +266,13 @@ export async function open(location: string, options: BrowserOpenOptions = {}): 
 
 /** Sharing across tabs of this context's open databases at `location`: for each, whether it
  * runs the engine now, how many times it took the lead, how many calls it answered for others. */
-export function tabInfo(location: string): Array<{ leading: boolean; led: number; served: number }> {
-  return [...(TabLink.open_.get(location) ?? []), ...(TabLink.open_.get(`idb:${location}`) ?? [])].map((t) => ({ leading: t.leading, led: t.stats.led, served: t.stats.served }));
+export function tabInfo(location: string): Array<{ leading: boolean; led: number; served: number; heldForOthers: number }> {
+  return [...(TabLink.open_.get(location) ?? []), ...(TabLink.open_.get(`idb:${location}`) ?? [])].map((t) => ({
+    leading: t.leading,
+    led: t.stats.led,
+    served: t.stats.served,
+    heldForOthers: t.heldForOthers,
+  }));
 }
 
 /** Whether `db` (opened shared over OPFS) is the one running the engine for the tabs. */

@@ -88,6 +88,11 @@ export interface Properties {
   memtableBytes: number;
   compactions: number;
   flushes: number;
+  /** Snapshots taken and not yet released (by this handle, or by other tabs through a
+   * shared database's leader). */
+  snapshots: number;
+  /** Iterators open and not yet closed (the same). */
+  iterators: number;
 }
 
 type Out = Uint8Array | string;

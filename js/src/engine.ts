@@ -379,8 +379,11 @@ export class Engine {
     this.db(h).flush();
   }
 
+  /** The engine's figures plus `iterators`: this database's cursors not yet closed. */
   properties(h: number): string {
-    return this.db(h).properties();
+    const entry = this.entry(h);
+    const p = JSON.parse(entry.db.properties()) as Record<string, unknown>;
+    return JSON.stringify({ ...p, iterators: entry.cursors.size });
   }
 
   recovery(h: number): string {

@@ -9,8 +9,14 @@
 // - A call is answered by the leader it was sent to, or rejected with LEVEL_CONNECTION_LOST
 //   when leadership changes before its answer arrives (it may or may not have been applied;
 //   an acknowledged write always was, and survives: the engine's own guarantees). Never a hang.
-// - The leader substitutes its own database handle (and keeps the ids of iterators and
-//   snapshots it hands out; they die with it).
+// - The leader substitutes its own database handle. Iterators and snapshots live in the
+//   engine of the leader that made them and die with it: a sharer hands out its own ids for
+//   them, each bound to that leader, and a use after the leader changed rejects with
+//   LEVEL_CONNECTION_LOST (never reaching another engine, whose ids could name a different
+//   iterator or snapshot); closing or releasing one that died succeeds.
+// - A leader frees what it holds for a sharer that went without closing (a crashed tab): each
+//   sharer holds the Web Lock `strata-tab:<id>` while it lives, and the leader releases the
+//   iterators and snapshots of sharers whose lock is gone.
 // - A new leader opens the database again, retrying LEVEL_LOCKED while the previous leader's
 //   worker releases its handles (asynchronously, within about a second), then announces itself.
 
@@ -39,6 +45,17 @@ const RESENDABLE = new Set([
   'entities',
 ]);
 const LEADER_WAIT_MS = 15_000;
+/** How often a leader looks for sharers gone with iterators or snapshots open. */
+const REAP_MS = 2_000;
+/** The argument of each operation that names a snapshot (`iterator`: its spec's field). */
+const SNAPSHOT_ARG: Record<string, number> = { get: 2, getMany: 2, releaseSnapshot: 1 };
+
+/** An iterator or snapshot this sharer opened: in the engine of `leader`, as `remote`. */
+interface Held {
+  kind: 'iterator' | 'snapshot';
+  leader: string;
+  remote: number;
+}
 
 type Msg =
   | { t: 'hello'; from: string }
@@ -58,6 +75,10 @@ export type OpenEngine = () => Promise<{ link: Link; handle: number }>;
 
 function lost(): StrataError {
   return new StrataError('LEVEL_CONNECTION_LOST', "the tab that ran the database's engine went away before answering; the call may or may not have been applied");
+}
+
+function died(what: string): StrataError {
+  return new StrataError('LEVEL_CONNECTION_LOST', `the ${what} lived in the engine of a tab that went away; open it again`);
 }
 
 /** Whether this context can share databases across tabs. */
@@ -83,6 +104,12 @@ export class TabLink implements Link {
   private sawLeader = false;
   /** Calls this tab answered for others, and leaderships it took (tests read these). */
   readonly stats = { served: 0, led: 0 };
+  /** Iterators and snapshots opened through this sharer, by the ids it handed out. */
+  private readonly held = new Map<number, Held>();
+  private nextLocal = 1;
+  /** While leading: what this engine holds for each other sharer (cursor and snapshot ids). */
+  private readonly heldFor = new Map<string, { cursors: Set<number>; snapshots: Set<number> }>();
+  private reaper: ReturnType<typeof setInterval> | undefined;
 
   private constructor(
     readonly location: string,
@@ -90,6 +117,10 @@ export class TabLink implements Link {
   ) {
     this.channel = new BroadcastChannel(`strata-db:${location}`);
     this.channel.onmessage = (ev: MessageEvent<Msg>) => this.onMessage(ev.data);
+    // Held while this sharer lives: a leader sees it gone when the lock is.
+    navigator.locks
+      .request(`strata-tab:${this.id}`, { signal: this.abort.signal }, () => new Promise<void>((resolve) => this.abort.signal.addEventListener('abort', () => resolve())))
+      .catch(() => {});
     let set = TabLink.open_.get(location);
     if (!set) TabLink.open_.set(location, (set = new Set()));
     set.add(this);
@@ -232,10 +263,95 @@ export class TabLink implements Link {
     try {
       // A follower's close only detaches it; the database stays open for the others.
       const value = m.op === 'close' ? undefined : await mine.link.call(m.op, CURSOR_OPS.has(m.op) ? m.args : [mine.handle, ...m.args.slice(1)]);
+      this.track(m.from, m.op, m.args, value);
       this.post({ t: 'reply', to: m.from, id: m.id, ok: true, value });
     } catch (e) {
       this.post({ t: 'reply', to: m.from, id: m.id, ok: false, error: toErrorShape(e) });
     }
+  }
+
+  /** Leader: records the iterators and snapshots a sharer opens and closes here. */
+  private track(from: string, op: string, args: unknown[], value: unknown): void {
+    let h = this.heldFor.get(from);
+    if (op === 'iterator' || op === 'snapshot') {
+      if (!h) this.heldFor.set(from, (h = { cursors: new Set(), snapshots: new Set() }));
+      (op === 'iterator' ? h.cursors : h.snapshots).add(value as number);
+      this.reaper ??= setInterval(() => void this.reap(), REAP_MS);
+    } else if (h && op === 'closeIterator') h.cursors.delete(args[0] as number);
+    else if (h && op === 'releaseSnapshot') h.snapshots.delete(args[1] as number);
+    if (h && h.cursors.size === 0 && h.snapshots.size === 0) this.heldFor.delete(from);
+  }
+
+  /** Leader: frees what sharers that went without closing (their tab crashed or closed) had
+   * open here. A sharer is gone when its `strata-tab:` lock is neither held nor asked for. */
+  private async reap(): Promise<void> {
+    const mine = this.mine;
+    if (!mine || this.heldFor.size === 0) {
+      clearInterval(this.reaper);
+      this.reaper = undefined;
+      return;
+    }
+    const state = await navigator.locks.query();
+    const alive = new Set([...(state.held ?? []), ...(state.pending ?? [])].map((l) => l.name));
+    for (const [from, h] of [...this.heldFor]) {
+      if (alive.has(`strata-tab:${from}`) || this.mine !== mine) continue;
+      this.heldFor.delete(from);
+      for (const c of h.cursors) await mine.link.call('closeIterator', [c]).catch(() => {});
+      for (const sn of h.snapshots) await mine.link.call('releaseSnapshot', [mine.handle, sn]).catch(() => {});
+    }
+  }
+
+  /** Iterators and snapshots this tab's engine holds for other sharers (tests read this). */
+  get heldForOthers(): number {
+    let n = 0;
+    for (const h of this.heldFor.values()) n += h.cursors.size + h.snapshots.size;
+    return n;
+  }
+
+  /** The engine-side arguments of a call: the ids this sharer handed out for iterators and
+   * snapshots replaced by the engine's own. Throws when one died with an earlier leader;
+   * returns undefined when the call closes or releases one that died (nothing left to do). */
+  private toRemote(op: string, args: unknown[], leader: string): unknown[] | undefined {
+    const freeing = op === 'closeIterator' || op === 'releaseSnapshot';
+    const remote = (local: number, kind: Held['kind']): number | undefined => {
+      const h = this.held.get(local);
+      // Unknown ids get the engine's own answers: closing twice is fine, using a closed
+      // iterator or a released snapshot is not.
+      if (!h || h.kind !== kind) {
+        if (freeing) return undefined;
+        if (kind === 'iterator') throw new StrataError('LEVEL_ITERATOR_NOT_OPEN', 'Iterator is not open');
+        throw new StrataError('LEVEL_INVALID_ARGUMENT', 'snapshot was released');
+      }
+      if (h.leader === leader) return h.remote;
+      if (freeing) {
+        this.held.delete(local);
+        return undefined;
+      }
+      throw died(kind);
+    };
+    const out = [...args];
+    if (CURSOR_OPS.has(op)) out[0] = remote(args[0] as number, 'iterator');
+    const at = SNAPSHOT_ARG[op];
+    if (at !== undefined && args[at] !== undefined && args[at] !== null) out[at] = remote(args[at] as number, 'snapshot');
+    if (op === 'iterator') {
+      const spec = args[1] as { snapshot?: number };
+      if (spec.snapshot !== undefined) out[1] = { ...spec, snapshot: remote(spec.snapshot, 'snapshot') };
+    }
+    // Closing or releasing one that is gone: nothing left to do.
+    if (freeing && out[op === 'closeIterator' ? 0 : 1] === undefined) return undefined;
+    return out;
+  }
+
+  /** Maps an engine's reply back: new iterators and snapshots get ids of this sharer's own. */
+  private fromRemote(op: string, args: unknown[], value: unknown, leader: string): unknown {
+    if (op === 'iterator' || op === 'snapshot') {
+      const local = this.nextLocal++;
+      this.held.set(local, { kind: op, leader, remote: value as number });
+      return local;
+    }
+    if (op === 'closeIterator') this.held.delete(args[0] as number);
+    if (op === 'releaseSnapshot') this.held.delete(args[1] as number);
+    return value;
   }
 
   async call(op: string, args: unknown[]): Promise<unknown> {
@@ -247,12 +363,17 @@ export class TabLink implements Link {
     for (let attempt = 0; ; attempt++) {
       if (!this.mine && this.leader === undefined) await this.leaderKnown();
       const mine = this.mine;
-      if (mine) return mine.link.call(op, CURSOR_OPS.has(op) ? args : [mine.handle, ...args.slice(1)]);
+      const leader = mine ? this.id : this.leader!;
+      const remote = this.toRemote(op, args, leader);
+      if (remote === undefined) return undefined;
+      let value: unknown;
       try {
-        return await this.forward(op, args);
+        value = mine ? await mine.link.call(op, CURSOR_OPS.has(op) ? remote : [mine.handle, ...remote.slice(1)]) : await this.forward(op, remote);
       } catch (e) {
         if ((e as { code?: string }).code !== 'LEVEL_CONNECTION_LOST' || !RESENDABLE.has(op) || attempt >= 3) throw e;
+        continue;
       }
+      return this.fromRemote(op, args, value, leader);
     }
   }
 
@@ -283,6 +404,11 @@ export class TabLink implements Link {
   /** Leaves the sharing: a leader closes its engine's database and lets the next tab lead. */
   private async close(): Promise<void> {
     if (this.closed) return;
+    // Snapshots still held (a Db's close does not release them one by one) are released on
+    // the engine that holds them, if it is still the leader.
+    for (const [local, h] of [...this.held]) {
+      if (h.kind === 'snapshot' && h.leader === (this.mine ? this.id : this.leader)) await this.call('releaseSnapshot', [0, local]).catch(() => {});
+    }
     this.closed = true;
     const mine = this.mine;
     this.mine = undefined;
@@ -299,6 +425,10 @@ export class TabLink implements Link {
 
   private shutdown(): void {
     this.closed = true;
+    clearInterval(this.reaper);
+    this.reaper = undefined;
+    this.heldFor.clear();
+    this.held.clear();
     TabLink.open_.get(this.location)?.delete(this);
     this.abort.abort();
     this.unlock?.();

@@ -35,6 +35,29 @@ describe('storage conformance', () => {
   });
 });
 
+describe('properties count what is held open', () => {
+  test('snapshots not released and iterators not closed', async () => {
+    const db = await open('held', { storage: 'mem' });
+    await db.put('a', '1');
+    const held = async () => {
+      const p = await db.properties();
+      return [p.snapshots, p.iterators];
+    };
+    expect(await held()).toEqual([0, 0]);
+    const s1 = await db.snapshot();
+    const s2 = await db.snapshot();
+    const it = db.iterator();
+    expect(await it.next()).toBeDefined();
+    expect(await held()).toEqual([2, 1]);
+    await s1.release();
+    await it.close();
+    expect(await held()).toEqual([1, 0]);
+    await s2.release();
+    expect(await held()).toEqual([0, 0]);
+    await db.close();
+  });
+});
+
 describe('interop', () => {
   test('a database written from Node opens in the native CLI', async () => {
     const dir = path.join(tempDir('node2cli'), 'db');

@@ -5,7 +5,10 @@
 //   (a call in flight when it closed rejects with LEVEL_CONNECTION_LOST and is retried), and
 //   every write acknowledged in any tab, the closed one's included, is there; over OPFS and
 //   over the IndexedDB store (the one WebKit gets);
-// - every tab reloaded at once mid-write: the reopened tabs find every acknowledged write.
+// - every tab reloaded at once mid-write: the reopened tabs find every acknowledged write;
+// - iterators and snapshots die with the leader whose engine held them (a later use rejects
+//   with LEVEL_CONNECTION_LOST instead of reaching the next leader's engine, whose ids could
+//   name its own); a sharer gone with some open (closed or crashed tab) has them freed.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -157,6 +160,50 @@ for (const [name, make, available] of drivers) {
         await tabs[2]!.close();
       });
     }
+
+    test("iterators and snapshots die with their leader: a use after it went says so and never reaches the next leader's own", async () => {
+      const [a, b] = [await driver.newTab(), await driver.newTab()];
+      expect(await a.run('staleLead', 'shared-stale')).toBe(true);
+      expect(await b.run('staleFollow', 'shared-stale')).toEqual({ leading: false, first: ['a00', 'old'] });
+      await a.close();
+      const r = await b.run<Record<string, unknown>>('staleAfter');
+      console.log(`${name}, after the leader went: ${JSON.stringify(r)}`);
+      expect(r).toEqual({
+        leading: true,
+        mineFirst: ['z0', 'zz'],
+        oldSeek: { code: 'LEVEL_CONNECTION_LOST' },
+        oldNext: { code: 'LEVEL_CONNECTION_LOST' },
+        oldSnapGet: { code: 'LEVEL_CONNECTION_LOST' },
+        oldSnapIterator: { code: 'LEVEL_CONNECTION_LOST' },
+        oldClose: { value: undefined },
+        oldRelease: { value: undefined },
+        mineSnapGet: 'new',
+        propsOpen: { snapshots: 1, iterators: 1 },
+        mineRest: [],
+        propsAfter: { snapshots: 0, iterators: 0 },
+      });
+      await b.close();
+    });
+
+    test('a sharer that goes with a snapshot and an iterator open: the leader frees them (closed or crashed tab)', async () => {
+      const lead = await driver.newTab();
+      expect(await lead.run('holdLead', 'shared-held')).toBe(true);
+      // A tab that closes its database without releasing its snapshot.
+      const tidy = await driver.newTab();
+      expect(await tidy.run('followAndHold', 'shared-held', true)).toEqual({ leading: false, first: ['k', 'v'] });
+      // Its iterator was closed by the close, its snapshot released on the way out.
+      expect(await lead.run('leadHeld', 'shared-held', 0)).toMatchObject({ heldForOthers: 0, snapshots: 0, iterators: 0 });
+      // A tab that goes with both open (closed by the browser: no code of its own runs).
+      const gone = await driver.newTab();
+      expect(await gone.run('followAndHold', 'shared-held', false)).toEqual({ leading: false, first: ['k', 'v'] });
+      expect(await lead.run('leadHeld', 'shared-held')).toMatchObject({ heldForOthers: 2, snapshots: 1, iterators: 1 });
+      await gone.close();
+      const after = await lead.run<{ heldForOthers: number; snapshots: number; iterators: number; waitedMs: number }>('leadHeld', 'shared-held', 0);
+      console.log(`${name}, a sharer's tab closed with a snapshot and an iterator open: freed after ${after.waitedMs} ms`);
+      expect(after).toMatchObject({ heldForOthers: 0, snapshots: 0, iterators: 0 });
+      await tidy.close();
+      await lead.close();
+    });
 
     test('every tab reloaded at once mid-write: the reopened tabs find everything acknowledged before', async () => {
       const tabs = [await driver.newTab(), await driver.newTab(), await driver.newTab()];

@@ -498,18 +498,19 @@ impl Database {
         self.db()?.maintenance().map_err(js_err)
     }
 
-    /// Levels, files and counters as JSON.
+    /// Levels, files and counters as JSON (`snapshots`: the snapshot ids not yet released).
     pub fn properties(&self) -> Result<String, JsValue> {
         let p = self.db()?.properties();
         let list = |v: Vec<String>| v.join(",");
         Ok(format!(
-            "{{\"filesPerLevel\":[{}],\"bytesPerLevel\":[{}],\"lastSequence\":{},\"memtableBytes\":{},\"compactions\":{},\"flushes\":{}}}",
+            "{{\"filesPerLevel\":[{}],\"bytesPerLevel\":[{}],\"lastSequence\":{},\"memtableBytes\":{},\"compactions\":{},\"flushes\":{},\"snapshots\":{}}}",
             list(p.files_per_level.iter().map(|n| n.to_string()).collect()),
             list(p.bytes_per_level.iter().map(|n| n.to_string()).collect()),
             p.last_sequence,
             p.memtable_bytes,
             p.compactions,
-            p.flushes
+            p.flushes,
+            self.snapshots.len()
         ))
     }
 

@@ -360,6 +360,96 @@ window.strataTest = {
     return window.acked.length;
   },
 
+  /** Iterators and snapshots across a leader change (two real tabs, each its own engine).
+   * `lead`: this tab opens `location` afresh and writes a00..a09 = old. */
+  async staleLead(location) {
+    await destroy(location);
+    window.staleDb = await open(location, { valueEncoding: 'utf8', keyEncoding: 'utf8' });
+    for (let i = 0; i < 10; i++) await window.staleDb.put(`a0${i}`, 'old');
+    return isLeading(window.staleDb);
+  },
+
+  /** `follow`: this tab joins, takes a snapshot and an iterator on the leader's engine, reads
+   * one entry, then overwrites a00..a09 = new. */
+  async staleFollow(location) {
+    const db = (window.staleDb = await open(location, { valueEncoding: 'utf8', keyEncoding: 'utf8' }));
+    window.staleSnap = await db.snapshot();
+    window.staleIt = db.iterator({ gte: 'a', lt: 'b' });
+    const first = await window.staleIt.next();
+    // One more, never read: nothing buffered, its first read goes to the engine.
+    window.staleUnread = db.iterator({ gte: 'a', lt: 'b' });
+    for (let i = 0; i < 10; i++) await db.put(`a0${i}`, 'new');
+    return { leading: isLeading(db), first };
+  },
+
+  /** After the leader's tab closed, this tab leads with its own engine, where it opens an
+   * iterator and a snapshot of its own first (the engine's ids for them are the ones the old
+   * engine gave). The old iterator and snapshot must say they died, never reach these. */
+  async staleAfter() {
+    const db = window.staleDb;
+    for (let i = 0; i < 400 && !isLeading(db); i++) await new Promise((r) => setTimeout(r, 25));
+    const code = async (fn) => {
+      try {
+        return { value: await fn() };
+      } catch (e) {
+        return { code: e.code };
+      }
+    };
+    await db.put('z0', 'zz');
+    const mineSnap = await db.snapshot();
+    const mineIt = db.iterator({ gte: 'z' });
+    const mineFirst = await mineIt.next();
+    const out = {
+      leading: isLeading(db),
+      mineFirst,
+      oldSeek: await code(() => window.staleIt.seek('a05')),
+      oldNext: await code(() => window.staleUnread.nextv(10)),
+      oldSnapGet: await code(() => db.get('a00', { snapshot: window.staleSnap })),
+      oldSnapIterator: await code(() => db.iterator({ snapshot: window.staleSnap }).all()),
+      oldClose: await code(() => window.staleIt.close()),
+      oldRelease: await code(() => window.staleSnap.release()),
+      mineSnapGet: await db.get('a00', { snapshot: mineSnap }),
+      propsOpen: await db.properties(),
+      mineRest: await mineIt.all(),
+    };
+    await mineIt.close();
+    await mineSnap.release();
+    const p = await db.properties();
+    out.propsAfter = { snapshots: p.snapshots, iterators: p.iterators };
+    out.propsOpen = { snapshots: out.propsOpen.snapshots, iterators: out.propsOpen.iterators };
+    await db.close();
+    return out;
+  },
+
+  /** This tab leads `location` (fresh). */
+  async holdLead(location) {
+    await destroy(location);
+    window.leadDb = await open(location, { valueEncoding: 'utf8' });
+    await window.leadDb.put('k', 'v');
+    return isLeading(window.leadDb);
+  },
+
+  /** This tab follows `location` and opens a snapshot and an iterator on the leader's engine;
+   * with `close`, it then closes its database without releasing the snapshot. */
+  async followAndHold(location, close) {
+    const db = await open(location, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    window.heldSnap = await db.snapshot();
+    window.heldIt = db.iterator();
+    const first = await window.heldIt.next();
+    if (close) await db.close();
+    return { leading: isLeading(db), first };
+  },
+
+  /** The leader's view: what it holds for other tabs, and its engine's open snapshots and
+   * iterators; with `waitFor`, polls (up to 15 s) until it holds that many for others. */
+  async leadHeld(location, waitFor) {
+    const t0 = performance.now();
+    const held = () => tabInfo(location).reduce((n, t) => n + t.heldForOthers, 0);
+    if (waitFor !== undefined) while (held() !== waitFor && performance.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 50));
+    const p = await window.leadDb.properties();
+    return { heldForOthers: held(), snapshots: p.snapshots, iterators: p.iterators, waitedMs: Math.round(performance.now() - t0) };
+  },
+
   tabState() {
     return { acked: window.acked?.length ?? 0, keys: [...new Set(window.acked ?? [])], info: tabInfo(window.tabLocation ?? 'shared-tabs') };
   },
