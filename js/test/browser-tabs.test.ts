@@ -165,9 +165,13 @@ for (const [name, make, available] of drivers) {
       const [a, b] = [await driver.newTab(), await driver.newTab()];
       expect(await a.run('staleLead', 'shared-stale')).toBe(true);
       expect(await b.run('staleFollow', 'shared-stale')).toEqual({ leading: false, first: ['a00', 'old'] });
+      const closedAt = Date.now();
       await a.close();
-      const r = await b.run<Record<string, unknown>>('staleAfter');
-      console.log(`${name}, after the leader went: ${JSON.stringify(r)}`);
+      const { ledAt, ...r } = await b.run<{ ledAt: number } & Record<string, unknown>>('staleAfter');
+      // The issue's target is a takeover within a second: reported here, bounded loosely (a
+      // timing is measured, not asserted, on shared machines; 5 s would be a hang).
+      console.log(`${name}, the other tab led ${ledAt - closedAt} ms after the leader's tab was closed; then: ${JSON.stringify(r)}`);
+      expect(ledAt - closedAt).toBeLessThan(5000);
       expect(r).toEqual({
         leading: true,
         mineFirst: ['z0', 'zz'],

@@ -80,6 +80,9 @@ describe.skipIf(!haveFirefox)('world viewer in Firefox', () => {
       executablePath: FIREFOX,
       headless: true,
       userDataDir: tempDir('firefox-profile'),
+      // Reading the clipboard back (the benchmark page's copy) without the click's transient
+      // activation, which a slow machine could outlast: Mozilla's own tests use this pref.
+      extraPrefsFirefox: { 'dom.events.testing.asyncClipboard': true },
     });
     page = await browser.newPage();
     await page.setViewport({ width: 1200, height: 1400 });

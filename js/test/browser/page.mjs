@@ -387,7 +387,8 @@ window.strataTest = {
    * engine gave). The old iterator and snapshot must say they died, never reach these. */
   async staleAfter() {
     const db = window.staleDb;
-    for (let i = 0; i < 400 && !isLeading(db); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 400 && !isLeading(db); i++) await new Promise((r) => setTimeout(r, 5));
+    const ledAt = Date.now();
     const code = async (fn) => {
       try {
         return { value: await fn() };
@@ -418,7 +419,7 @@ window.strataTest = {
     out.propsAfter = { snapshots: p.snapshots, iterators: p.iterators };
     out.propsOpen = { snapshots: out.propsOpen.snapshots, iterators: out.propsOpen.iterators };
     await db.close();
-    return out;
+    return { ...out, ledAt };
   },
 
   /** This tab leads `location` (fresh). */
