@@ -21,6 +21,7 @@ export { StrataError, type ErrorCode } from './errors.js';
 export type { BatchOp, Encoding, Input } from './codec.js';
 export type { EngineOptions, StorageKind } from './engine.js';
 export * from './world.js';
+export * from './snbt-tree.js';
 
 interface Reply {
   id: number;

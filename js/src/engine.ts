@@ -101,6 +101,7 @@ export interface WasmModule {
     openWorld(host: StorageHost | undefined, root: string, options: object): WasmDatabase;
     importMcworld(zip: Uint8Array, name: string): string;
     dropMemStore(name: string): boolean;
+    snbtTree(text: string): string;
   };
 }
 
@@ -469,6 +470,12 @@ export class Engine {
 
   dropMemStore(name: string): boolean {
     return this.wasm.Database.dropMemStore(name);
+  }
+
+  /** SNBT text as tree JSON (the world handle only routes the call; the text is parsed alone). */
+  snbtTree(h: number, text: string): string {
+    this.db(h);
+    return this.wasm.Database.snbtTree(text);
   }
 
   async close(h: number): Promise<void> {

@@ -45,6 +45,7 @@ const OPS = new Set([
   'setRecordSnbt',
   'levelDatSnbt',
   'setLevelDatSnbt',
+  'snbtTree',
   'exportMcworld',
   'importMcworld',
   'dropMemStore',

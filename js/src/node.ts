@@ -21,6 +21,7 @@ export { NodeFsHost } from './node-fs-host.js';
 import type { StorageHost } from './host.js';
 export type { EngineOptions, StorageKind } from './engine.js';
 export * from './world.js';
+export * from './snbt-tree.js';
 
 let engine: Engine | undefined;
 

@@ -42,6 +42,7 @@ const RESENDABLE = new Set([
   'recordNbt',
   'recordSnbt',
   'levelDatSnbt',
+  'snbtTree',
   'entities',
 ]);
 const LEADER_WAIT_MS = 15_000;

@@ -15,6 +15,7 @@ import { Db, type Link, type OpenOptions } from './db.js';
 import { engineOptions, type MapLayer, type StorageKind, type WasmMapImage } from './engine.js';
 export type { MapLayer } from './engine.js';
 import { StrataError, invalidArgument, toStrataError } from './errors.js';
+import type { SnbtRoot } from './snbt-tree.js';
 
 /** 0 Overworld, 1 Nether, 2 End. */
 export type Dimension = 0 | 1 | 2;
@@ -299,6 +300,14 @@ export class World {
   async setNbt(key: Input, text: string): Promise<SetReport> {
     if (typeof text !== 'string') throw invalidArgument('snbt text must be a string');
     return JSON.parse((await this.call('setRecordSnbt', [toBytes(key, 'key'), text])) as string) as SetReport;
+  }
+
+  /** SNBT `text` as a typed tree for editors (every leaf with its exact literal; print it back
+   * with `printSnbtTree`). Text that does not parse rejects with LEVEL_INVALID_ARGUMENT naming
+   * line, column and offset. */
+  async snbtTree(text: string): Promise<SnbtRoot[]> {
+    if (typeof text !== 'string') throw invalidArgument('snbt text must be a string');
+    return JSON.parse((await this.call('snbtTree', [text])) as string) as SnbtRoot[];
   }
 
   /** level.dat as SNBT text (LEVEL_NOT_FOUND when the world has none). */

@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 
-import { openMcworld, openWorld, StrataError } from '../dist/node.js';
-import { cli, copyDir, repoRoot, tempDir, worldsDir } from './helpers.js';
+import { emptyNode, leafFromInput, leafLiteral, leafText, openMcworld, openWorld, printSnbtTree, StrataError, type SnbtNode } from '../dist/node.js';
+import { cli, copyDir, repoRoot, tempDir, worlds, worldsDir } from './helpers.js';
 
 /** Mojang's LevelDB (tests/peers/dump_db.py) reads a copy of `dbDir`; the dump's bytes. */
 function mojangDump(dbDir: string): Buffer {
@@ -119,6 +119,115 @@ describe('World editor (Node)', () => {
     expect(await again.chunks(0)).toEqual(left);
     await again.close();
     await m.close();
+  });
+
+  test('SNBT tree: every NBT record of every shared world printed back from its tree is byte-identical', async () => {
+    const counts: Record<string, number> = {};
+    const notNbt = new Map<string, number>();
+    for (const { name } of worlds()) {
+      const w = await openWorld(worldCopy(name), { writable: true });
+      counts[name] = 0;
+      for await (const [key, value] of w.db.iterator()) {
+        const k = key as Uint8Array;
+        const v = value as Uint8Array;
+        // Chunk records other than block entities, entities and ticks are not NBT; nor are
+        // empty values (old worlds keep thousands of empty Entity records).
+        const tag = k.length === 9 || k.length === 10 ? k[8] : k.length === 13 || k.length === 14 ? k[12] : undefined;
+        if ((tag !== undefined && ![49, 50, 51, 58].includes(tag)) || v.length === 0) continue;
+        let text: string | undefined;
+        try {
+          text = await w.snbt(k);
+        } catch (e) {
+          expect((e as StrataError).code).toBe('LEVEL_CORRUPTION');
+          const kind = new TextDecoder().decode(k.slice(0, 4)).replace(/[^ -~]/g, '?');
+          notNbt.set(kind, (notNbt.get(kind) ?? 0) + 1);
+          continue;
+        }
+        const printed = printSnbtTree(await w.snbtTree(text!));
+        expect(await w.setNbt(k, printed)).toEqual({ changed: false, bytes: v.length });
+        counts[name]++;
+      }
+      if (fs.existsSync(path.join(worldsDir, name, 'level.dat'))) {
+        const dat = await w.levelDatSnbt();
+        expect((await w.setLevelDat(printSnbtTree(await w.snbtTree(dat)))).changed).toBe(false);
+      }
+      await w.close();
+    }
+    console.log(`SNBT tree round trips: ${JSON.stringify(counts)}; not NBT: ${JSON.stringify([...notNbt])}`);
+    expect(counts).toEqual({
+      amulet_1_16: 138,
+      amulet_1_17_20_caves_and_cliffs: 54,
+      amulet_1_17_20_vanilla: 14,
+      amulet_1_17_40_superflat: 6,
+      amulet_1_17_40_vanilla: 88,
+      amulet_1_18_superflat: 6,
+      amulet_1_18_updated_superflat: 4,
+      amulet_1_18_vanilla: 743,
+      bedrock_provider_mctestdb: 4,
+      mcpe_0_11_mcedit_testdb: 48,
+      minet_testworld: 421,
+      rbedrock_example1: 39,
+      rbedrock_example2_2022: 4,
+      rbedrock_example2_2025: 91,
+      rbedrock_example3: 21,
+    });
+    // The only non-empty values here that are not NBT: digp lists of entity ids and
+    // LevelChunkMetaDataDictionary (a binary dictionary).
+    expect([...notNbt]).toEqual([
+      ['Leve', 2],
+      ['digp', 35],
+    ]);
+  }, 600_000);
+
+  test('SNBT tree edits (a value, a rename, an added and a removed tag, a list element): exactly those tags change (amulet-nbt)', async () => {
+    const dir = worldCopy('amulet_1_18_vanilla');
+    const tmp = tempDir('tree');
+    fs.copyFileSync(path.join(dir, 'level.dat'), path.join(tmp, 'level.dat.orig'));
+    const w = await openWorld(dir, { writable: true });
+    const roots = await w.snbtTree(await w.levelDatSnbt());
+    const top = roots[0]!.tag as Extract<SnbtNode, { t: 'compound' }>;
+    const entry = (name: string) => top.v.find(([n]) => n === name)!;
+    expect(entry('commandblockoutput')[1]).toEqual({ t: 'byte', s: '1b' });
+    entry('commandblockoutput')[1] = leafFromInput('byte', '0');
+    entry('LevelName')[1] = leafFromInput('string', 'Tree "edited"\n');
+    entry('SpawnX')[0] = 'SpawnXRenamed';
+    top.v.splice(top.v.indexOf(entry('bonusChestSpawned')), 1);
+    top.v.push(['addedByTree', leafFromInput('long', '-9223372036854775808')]);
+    const version = entry('MinimumCompatibleClientVersion')[1] as Extract<SnbtNode, { t: 'list' }>;
+    expect(version.e).toBe('int');
+    version.v[4] = leafFromInput('int', '7');
+    const abilities = entry('abilities')[1] as Extract<SnbtNode, { t: 'compound' }>;
+    const walk = abilities.v.find(([n]) => n === 'walkSpeed')!;
+    expect(leafText(walk[1] as Extract<SnbtNode, { s: string }>)).toBe('0.1');
+    walk[1] = leafFromInput('float', '0.25');
+    expect(await w.setLevelDat(printSnbtTree(roots))).toMatchObject({ changed: true });
+    expect(nbtDiff(path.join(tmp, 'level.dat.orig'), path.join(dir, 'level.dat'), 8).sort()).toEqual(
+      ['/LevelName', '/MinimumCompatibleClientVersion/4', '/SpawnX', '/SpawnXRenamed', '/abilities/walkSpeed', '/addedByTree', '/bonusChestSpawned', '/commandblockoutput'].sort(),
+    );
+    const back = await w.snbtTree(await w.levelDatSnbt());
+    const after = (back[0]!.tag as Extract<SnbtNode, { t: 'compound' }>).v;
+    const get = (n: string) => after.find(([k]) => k === n)![1];
+    expect([get('LevelName'), get('addedByTree'), get('commandblockoutput')]).toEqual([
+      { t: 'string', s: '"Tree \\"edited\\"\\n"', v: 'Tree "edited"\n' },
+      { t: 'long', s: '-9223372036854775808L' },
+      { t: 'byte', s: '0b' },
+    ]);
+    await w.close();
+
+    // Input that does not fit its type is refused before anything is printed.
+    expect(() => leafLiteral('byte', '128')).toThrow('byte: 128 is outside -128..127');
+    expect(() => leafLiteral('long', '9223372036854775808')).toThrow('outside');
+    expect(() => leafLiteral('int', '1.5')).toThrow('not a whole number');
+    expect(() => leafLiteral('float', '1e39')).toThrow("beyond a float's range");
+    expect(() => leafLiteral('double', 'abc')).toThrow('not a number');
+    expect(() => leafLiteral('int_array', '1, x')).toThrow('not a whole number');
+    expect([leafLiteral('byte_array', '1, -1'), leafLiteral('long_array', ''), leafLiteral('double', 'NaN'), leafLiteral('string', 'a\tb')]).toEqual([
+      '[B; 1b, -1b]',
+      '[L;]',
+      'NaNd',
+      '"a\\tb"',
+    ]);
+    expect(printSnbtTree([{ name: '', tag: { t: 'list', e: 'compound', v: [] } }, { name: 'n m', tag: emptyNode('compound') }])).toBe('[compound;]\n"n m": {}\n');
   });
 
   test('read-only worlds and hostile input: refused, nothing written', async () => {

@@ -22,6 +22,7 @@ pub mod nbt;
 pub mod nbt_edit;
 pub mod slime;
 pub mod snbt;
+pub mod snbt_tree;
 pub mod subchunk;
 pub mod synth;
 pub mod zip_writer;

@@ -403,7 +403,8 @@ pub fn to_json(tag: &Tag, max_array: usize) -> String {
     out
 }
 
-fn json_str(out: &mut String, s: &str) {
+/// `s` as a JSON string literal.
+pub(crate) fn json_str(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {

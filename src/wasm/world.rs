@@ -526,6 +526,13 @@ impl Database {
         Ok(out.into_inner())
     }
 
+    /// SNBT `text` as tree JSON for editors (`bedrock::snbt_tree`: every leaf with its exact
+    /// literal). Text that does not parse is `LEVEL_INVALID_ARGUMENT` naming line and column.
+    #[wasm_bindgen(js_name = snbtTree)]
+    pub fn snbt_tree(text: &str) -> Result<String, JsValue> {
+        crate::bedrock::snbt_tree::parse_tree_json(text).map_err(js_err)
+    }
+
     /// Unpacks a `.mcworld` (zip bytes) into the in-memory store `name` (replacing it), for
     /// `openWorld(undefined, name)`. Returns JSON `{rootInZip, files, bytes}`. Hostile archives
     /// (zip bombs, unsafe names, no world inside) are refused with `LEVEL_INVALID_ARGUMENT`,
