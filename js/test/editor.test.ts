@@ -144,11 +144,13 @@ describe('World editor (Node)', () => {
           continue;
         }
         const printed = printSnbtTree(await w.snbtTree(text!));
+        expect(printed).toBe(text);
         expect(await w.setNbt(k, printed)).toEqual({ changed: false, bytes: v.length });
         counts[name]++;
       }
       if (fs.existsSync(path.join(worldsDir, name, 'level.dat'))) {
         const dat = await w.levelDatSnbt();
+        expect(printSnbtTree(await w.snbtTree(dat))).toBe(dat);
         expect((await w.setLevelDat(printSnbtTree(await w.snbtTree(dat)))).changed).toBe(false);
       }
       await w.close();

@@ -450,7 +450,8 @@ describe('world viewer in Chromium', () => {
     expect((await openWith('#open-mcworld', file)).state).toBe('ready');
     // level.dat: rename the world.
     await page.click('#edit-level-dat');
-    await page.waitForSelector('#snbt-dialog[open][data-target="level.dat"]');
+    await page.waitForSelector('#snbt-dialog[open][data-target="level.dat"][data-view="tree"]');
+    await page.click('#snbt-view-text');
     const text = await page.inputValue('#snbt-text');
     const line = text.split('\n').find((l) => /^\s*LevelName:/.test(l))!;
     expect(line).toBeDefined();
@@ -468,6 +469,7 @@ describe('world viewer in Chromium', () => {
     await page.click('#key-view .edit-snbt');
     await page.waitForSelector('#snbt-dialog[open][data-target="record"]');
     const before = await page.getAttribute('#world-summary', 'data-crc32c');
+    await page.click('#snbt-view-text');
     await page.fill('#snbt-text', '{ "Pos": [1f, 2f');
     await page.click('#snbt-save');
     await page.waitForFunction(() => (document.getElementById('snbt-error')!.textContent ?? '') !== '');
@@ -488,6 +490,64 @@ describe('world viewer in Chromium', () => {
       { encoding: 'utf8' },
     ).trim();
     expect(name).toBe('Edited in the browser');
+    expect(fs.readFileSync(file).equals(original)).toBe(true);
+  });
+
+  test('the NBT tree editor: level.dat edited as typed rows (value, rename, remove, add, list element), bad input marked and not saved, text view both ways, the export holds exactly those edits', async () => {
+    const file = path.join(zips, 'amulet_1_16.mcworld');
+    const original = fs.readFileSync(file);
+    const originalDir = tempDir('tree-original');
+    execFileSync('python3', ['-c', 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])', file, originalDir]);
+    expect((await openWith('#open-mcworld', file)).state).toBe('ready');
+    await page.click('#edit-level-dat');
+    await page.waitForSelector('#snbt-dialog[open][data-target="level.dat"][data-view="tree"]');
+    const row = (p: string) => `#snbt-tree li.nbt-node[data-path="${p}"]`;
+    const value = (p: string) => `${row(p)} > .nbt-value`;
+    expect(await page.getAttribute(row('0/commandblockoutput'), 'data-type')).toBe('byte');
+    expect(await page.inputValue(value('0/commandblockoutput'))).toBe('1');
+    await page.fill(value('0/commandblockoutput'), '0');
+    await page.fill(value('0/LevelName'), 'Edited as a tree');
+    // A value that does not fit its type: marked, named, and the save refused.
+    await page.fill(value('0/SpawnY'), '1.5');
+    expect(await page.getAttribute(value('0/SpawnY'), 'aria-invalid')).toBe('true');
+    expect(await page.textContent('#snbt-error')).toBe('1 value does not fit its type: int: "1.5" is not a whole number');
+    await page.click('#snbt-save');
+    expect(await page.evaluate(() => (document.getElementById('snbt-dialog') as HTMLDialogElement).open)).toBe(true);
+    await page.fill(value('0/SpawnY'), '70');
+    expect(await page.textContent('#snbt-error')).toBe('');
+    await page.fill(`${row('0/SpawnX')} > .nbt-head > .nbt-name`, 'SpawnXRenamed');
+    await page.click(`${row('0/bonusChestSpawned')} > .nbt-head > .nbt-remove`);
+    const addRow = `${row('0')} > .nbt-children > .nbt-add-row`;
+    await page.fill(`${addRow} > .nbt-add-name`, 'addedInPage');
+    await page.selectOption(`${addRow} > .nbt-add-type`, 'long');
+    await page.click(`${addRow} > .nbt-add`);
+    await page.fill(value('0/addedInPage'), '-5');
+    await page.click(`${row('0/MinimumCompatibleClientVersion')} > .nbt-head > .nbt-toggle`);
+    expect(await page.getAttribute(row('0/MinimumCompatibleClientVersion/4'), 'data-type')).toBe('int');
+    await page.fill(value('0/MinimumCompatibleClientVersion/4'), '7');
+    await page.locator('#snbt-dialog').screenshot({ path: path.join(artifacts, 'nbt-tree.png') });
+    // The text view shows the edited tree; back to the tree, the engine parses the text again.
+    await page.click('#snbt-view-text');
+    const text = await page.inputValue('#snbt-text');
+    expect(text).toContain('  addedInPage: -5L\n}');
+    expect(text).toContain('  SpawnXRenamed: ');
+    expect(text).not.toContain('bonusChestSpawned');
+    await page.click('#snbt-view-tree');
+    await page.waitForSelector('#snbt-dialog[data-view="tree"]');
+    expect(await page.inputValue(value('0/addedInPage'))).toBe('-5');
+    await page.evaluate(() => (document.body.dataset.state = 'idle'));
+    await page.click('#snbt-save');
+    await page.waitForFunction(() => document.body.dataset.state === 'ready' && !(document.getElementById('snbt-dialog') as HTMLDialogElement).open);
+    expect(await page.textContent('#world-name')).toBe('Edited as a tree');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-mcworld')]);
+    const out = path.join(tempDir('tree-export'), download.suggestedFilename());
+    await download.saveAs(out);
+    const unzipped = tempDir('tree-unzipped');
+    execFileSync('python3', ['-c', 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])', out, unzipped]);
+    const diff = execFileSync('python3', [path.join(repoRoot, 'tests/peers/nbt_diff.py'), path.join(originalDir, 'level.dat'), path.join(unzipped, 'level.dat'), '8'], { encoding: 'utf8' });
+    expect(diff.split('\n').filter((l) => l !== '').sort()).toEqual(
+      ['/LevelName', '/MinimumCompatibleClientVersion/4', '/SpawnX', '/SpawnXRenamed', '/SpawnY', '/addedInPage', '/bonusChestSpawned', '/commandblockoutput'].sort(),
+    );
     expect(fs.readFileSync(file).equals(original)).toBe(true);
   });
 
