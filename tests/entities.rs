@@ -215,3 +215,112 @@ fn deleting_entities_leaves_exactly_the_others() {
         assert_eq!(json, peer(&db_dir, 0), "{name} after deleting");
     }
 }
+
+/// Entity deletions staged with chunk edits (`apply_edits`, the page's undo/redo list) give
+/// exactly what applying them one after another gives, in ONE batch: an identifier inside a
+/// selection, one entity by key and compound, and a chunk deletion overlapping them (the
+/// doomed chunk's entities go with the chunk; none is deleted twice or brought back). A dry
+/// run writes nothing and says the same; an entity edit naming no entity is NotFound.
+#[test]
+fn staged_entity_edits_equal_the_same_edits_one_after_another() {
+    use strata::bedrock::edit::{apply_edits, delete_chunks, ChunkEdit};
+    if common::skip_without_worlds("staged_entity_edits_equal_the_same_edits_one_after_another") {
+        return;
+    }
+    use strata::bedrock::edit::EditReport;
+    let report = |chunks, records, bytes, entities, rewritten, chunks_left| EditReport {
+        chunks,
+        records,
+        bytes,
+        entities,
+        rewritten,
+        chunks_left,
+    };
+    // What the staged edits delete. Entities counts actorprefix records and compounds cut out
+    // of Entity records; a deleted chunk's Entity records go whole, as records.
+    for (name, identifier, want) in [
+        (
+            "rbedrock_example2_2025",
+            "minecraft:zombie",
+            report(1, 51, 91228, 23, 4, 62),
+        ),
+        (
+            "amulet_1_16",
+            "minecraft:cow",
+            report(1, 13, 22012, 2, 1, 435),
+        ),
+        (
+            "mcpe_0_11_mcedit_testdb",
+            "id:32",
+            report(1, 5, 85690, 6, 4, 255),
+        ),
+    ] {
+        let open = |tag: &str| {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = tmp.path().join(format!("{name}-{tag}"));
+            copy_tree(&common::worlds_dir().join(name), &root);
+            let w =
+                World::open_writable(Arc::new(FsStorage::new()), root.to_str().unwrap()).unwrap();
+            (tmp, w)
+        };
+        let (_a, staged) = open("staged");
+        let (_b, stepwise) = open("stepwise");
+        let list = entities(staged.db(), 0).unwrap().entities;
+        // The chunk of the first entity of `identifier` is deleted as well; another entity
+        // (not of `identifier`, not in that chunk) is deleted by key.
+        let first = list.iter().find(|e| e.identifier == identifier).unwrap();
+        let chunk = Selection::parse(&format!("{},{}", first.chunk.0, first.chunk.1)).unwrap();
+        let one = list
+            .iter()
+            .find(|e| {
+                e.kind != EntityKind::BlockEntity
+                    && e.identifier != identifier
+                    && e.chunk != first.chunk
+            })
+            .unwrap();
+        let everywhere = Selection::parse("-30000000,-30000000:30000000,30000000").unwrap();
+        let edits = [
+            ChunkEdit::Entities {
+                dimension: 0,
+                area: everywhere.clone(),
+                identifier: Some(identifier.to_string()),
+            },
+            ChunkEdit::Delete {
+                dimension: 0,
+                area: chunk.clone(),
+            },
+            ChunkEdit::Entity {
+                dimension: 0,
+                key: one.key.clone(),
+                root: one.root,
+            },
+        ];
+        let before = entries(staged.db());
+        let dry = apply_edits(staged.db(), &edits, true).unwrap();
+        assert_eq!(entries(staged.db()), before, "{name}: the dry run wrote");
+        let got = apply_edits(staged.db(), &edits, false).unwrap();
+        assert_eq!((dry, got), (want, want), "{name}");
+        // One after another: entities of the identifier, the chunk, the one entity.
+        let e1 = delete_entities(stepwise.db(), 0, &everywhere, Some(identifier), false).unwrap();
+        let c = delete_chunks(stepwise.db(), 0, &chunk).unwrap();
+        let e2 = delete_entity(stepwise.db(), 0, &one.key, one.root).unwrap();
+        assert_eq!(
+            entries(staged.db()),
+            entries(stepwise.db()),
+            "{name}: staged != one after another"
+        );
+        println!("{name}: staged {got:?}; one after another {e1:?} {c:?} {e2:?}");
+        // An entity edit naming nothing is refused, and writes nothing.
+        let gone = [ChunkEdit::Entity {
+            dimension: 0,
+            key: one.key.clone(),
+            root: 9999,
+        }];
+        let now = entries(staged.db());
+        let err = apply_edits(staged.db(), &gone, false).unwrap_err();
+        assert_eq!(err.kind(), strata::ErrorKind::NotFound, "{name}: {err}");
+        assert_eq!(entries(staged.db()), now);
+        staged.close().unwrap();
+        stepwise.close().unwrap();
+    }
+}

@@ -88,11 +88,22 @@ export interface EditReport {
   records: number;
   /** Key + value bytes of those records. */
   bytes: number;
-  /** `actorprefix` records (entities) deleted. */
+  /** Entities deleted: `actorprefix` records, and compounds cut out of legacy Entity records
+   * (a deleted chunk's Entity records go whole, counted as records). */
   entities: number;
+  /** Records rewritten without some of their entities (a `digp` list, an Entity record). */
+  recordsRewritten: number;
   /** Chunks of the dimension left. */
   chunksLeft: number;
 }
+
+/** One staged edit of `applyEdits`: delete the chunks of `areas`, keep only them, delete the
+ * entities in `areas` (of `identifier` when given; never block entities), or delete one
+ * entity (its `key` and `root` as `entities()` lists them). */
+export type StagedEdit =
+  | { kind: 'delete' | 'keep'; dimension: Dimension; areas: ChunkAreas }
+  | { kind: 'entities'; dimension: Dimension; areas: ChunkAreas; identifier?: string }
+  | { kind: 'entity'; dimension: Dimension; key: string; root: number };
 
 /** What an SNBT write did: `changed` false when the bytes equal the stored ones (nothing
  * written). */
@@ -338,21 +349,36 @@ export class World {
     return JSON.parse((await this.call('pruneChunks', [dimension, areasText(keep), options.allowEmpty === true])) as string) as EditReport;
   }
 
-  /** Applies staged chunk edits (`delete`: the chunks of `areas`; `keep`: only those, the
-   * rest of the dimension goes) as ONE atomic batch; the result equals applying them one after
-   * another. With `{ dryRun: true }` nothing is written and the report says what would go
-   * (the editor's staged panel). A `keep` selecting no chunk of its dimension is refused. */
-  async applyEdits(
-    edits: ReadonlyArray<{ kind: 'delete' | 'keep'; dimension: Dimension; areas: ChunkAreas }>,
-    options: { dryRun?: boolean } = {},
-  ): Promise<EditReport> {
+  /** Applies staged edits (`StagedEdit`: chunk deletions, keeps, entity deletions) as ONE
+   * atomic batch; the result equals applying them one after another (an entity whose chunk
+   * is deleted goes with the chunk). With `{ dryRun: true }` nothing is written and the report
+   * says what would go (the editor's staged panel). A `keep` selecting no chunk of its
+   * dimension is refused; an `entity` naming none is LEVEL_NOT_FOUND. */
+  async applyEdits(edits: ReadonlyArray<StagedEdit>, options: { dryRun?: boolean } = {}): Promise<EditReport> {
     if (!Array.isArray(edits)) throw invalidArgument('edits must be an array');
-    const lines = edits.map((e) => {
-      if (e?.kind !== 'delete' && e?.kind !== 'keep') throw invalidArgument("each edit's kind must be 'delete' or 'keep'");
-      checkDimension(e.dimension);
-      const areas = areasText(e.areas);
-      if (/[\r\n]/.test(areas)) throw invalidArgument('areas must be one line');
-      return `${e.kind} ${e.dimension} ${areas}`;
+    const oneLine = (text: string, what: string): string => {
+      if (/[\r\n]/.test(text)) throw invalidArgument(`${what} must be one line`);
+      return text;
+    };
+    const lines = edits.map((e: StagedEdit) => {
+      checkDimension(e?.dimension);
+      switch (e.kind) {
+        case 'delete':
+        case 'keep':
+          return `${e.kind} ${e.dimension} ${oneLine(areasText(e.areas), 'areas')}`;
+        case 'entities': {
+          if (e.identifier !== undefined && (typeof e.identifier !== 'string' || e.identifier === '')) throw invalidArgument('identifier must be a non-empty string');
+          const id = e.identifier === undefined ? '' : ` ${oneLine(e.identifier, 'identifier')}`;
+          return `entities ${e.dimension} ${oneLine(areasText(e.areas), 'areas')}${id}`;
+        }
+        case 'entity':
+          if (typeof e.key !== 'string' || !/^([0-9a-f]{2})+$/.test(e.key) || !Number.isInteger(e.root) || e.root < 0) {
+            throw invalidArgument('entity must be { key: hex string, root: integer >= 0 } as entities() lists it');
+          }
+          return `entity ${e.dimension} ${e.key} ${e.root}`;
+        default:
+          throw invalidArgument("each edit's kind must be 'delete', 'keep', 'entities' or 'entity'");
+      }
     });
     return JSON.parse((await this.call('applyEdits', [lines.join('\n'), options.dryRun === true])) as string) as EditReport;
   }

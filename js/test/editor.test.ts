@@ -56,9 +56,9 @@ describe('World editor (Node)', () => {
       [0, 0, 3, 3],
       [-4, -4],
     ]);
-    expect(del).toEqual({ chunks: 7, records: 109, bytes: 197316, entities: 7, chunksLeft: 56 });
+    expect(del).toEqual({ chunks: 7, records: 109, bytes: 197316, entities: 7, recordsRewritten: 0, chunksLeft: 56 });
     const pruned = await w.prune(0, '-2,-2:2,2');
-    expect(pruned).toEqual({ chunks: 48, records: 897, bytes: 1780680, entities: 47, chunksLeft: 8 });
+    expect(pruned).toEqual({ chunks: 48, records: 897, bytes: 1780680, entities: 47, recordsRewritten: 0, chunksLeft: 8 });
     await w.close();
     expect(cli('world', 'delete-chunks', viaCli, '--dimension', '0', '--area', '0,0:3,3;-4,-4')).toContain(
       '7 chunks of dimension 0 deleted (109 records, 197316 bytes, 7 entities), 56 chunks left',
@@ -252,6 +252,14 @@ describe('World editor (Node)', () => {
     await rejects(w.prune(0, '500,500:600,600'), 'LEVEL_INVALID_ARGUMENT', 'pruning would delete every chunk');
     await rejects(w.setNbt('~local_player', '{Pos: [1f, 2]}'), 'LEVEL_INVALID_ARGUMENT', 'snbt: line 1, column 12 (offset 11): list element 2 is a int, the list holds float');
     await rejects(w.setLevelDat('{LevelName: "x"'), 'LEVEL_INVALID_ARGUMENT', "expected ',' or '}' after a compound entry");
+    // Staged entity edits: a malformed one is refused before the engine, one naming no entity
+    // by the engine; neither writes anything.
+    const beforeEdits = (await w.db.scan()).crc32c;
+    await rejects(w.applyEdits([{ kind: 'entity', dimension: 0, key: 'xyz', root: 0 }]), 'LEVEL_INVALID_ARGUMENT', 'entity must be { key: hex string');
+    await rejects(w.applyEdits([{ kind: 'entities', dimension: 0, areas: '0,0', identifier: 'a\nb' }]), 'LEVEL_INVALID_ARGUMENT', 'identifier must be one line');
+    await rejects(w.applyEdits([{ kind: 'entity', dimension: 0, key: '00', root: 0 }]), 'LEVEL_NOT_FOUND', 'no entity at compound 0 of key 00 in dimension 0');
+    await rejects(w.applyEdits([{ kind: 'entities', dimension: 0, areas: '0,0' }, { kind: 'entity', dimension: 0, key: '00', root: 0 }]), 'LEVEL_NOT_FOUND', 'no entity');
+    expect((await w.db.scan()).crc32c).toBe(beforeEdits);
     await rejects(w.deleteChunks(0, [[1, 2, 3]] as never), 'LEVEL_INVALID_ARGUMENT', 'each area must be');
     const scan = await w.db.scan();
     await w.close();

@@ -588,21 +588,30 @@ describe('world viewer in Chromium', () => {
     await page.waitForSelector('#legend[data-layer="relief"]', { state: 'attached' });
   });
 
-  test('entities: markers, counts per identifier, delete one identifier in a selection, the export has none of them', async () => {
+  test('entities: markers, counts per identifier; deleting one entity and one identifier in a selection are staged (undo, redo), saved in one batch as the engine computes; the export has none of them', async () => {
     const file = path.join(worldsDir, 'rbedrock_example2_2025.mcworld');
     const original = fs.readFileSync(file);
     const ref = await openMcworld(new Uint8Array(original));
     const listed = (await ref.entities(0)).entities;
-    const dry = await ref.deleteEntities(0, '-100000,-100000:100000,100000', { identifier: 'minecraft:zombie', dryRun: true });
-    await ref.close();
     const zombies = listed.filter((e) => e.identifier === 'minecraft:zombie').length;
     expect(zombies).toBe(20); // Mojang's LevelDB + amulet-nbt count the same (tests/entities.rs)
+    // One entity deleted by itself (not a zombie), then every zombie in the selection.
+    const e = listed.find((x) => x.kind === 'actor' && x.identifier !== 'minecraft:zombie')!;
+    const everywhere = '-100000,-100000:100000,100000';
+    const dry = await ref.applyEdits(
+      [
+        { kind: 'entity', dimension: 0, key: e.key, root: e.root },
+        { kind: 'entities', dimension: 0, areas: everywhere, identifier: 'minecraft:zombie' },
+      ],
+      { dryRun: true },
+    );
+    await ref.close();
+    expect([dry.chunks, dry.entities]).toEqual([0, 21]);
     expect((await openWith('#open-mcworld', file)).state).toBe('ready');
     await page.waitForSelector(`#entities-section[data-entities="${listed.length}"]`);
     const row = (id: string) => page.locator(`#entity-table tr[data-identifier="${id}"]`);
     expect(await row('minecraft:zombie').getAttribute('data-count')).toBe('20');
-    // A click on an entity's marker shows its record.
-    const e = listed.find((x) => x.kind === 'actor')!;
+    // A click on an entity's marker shows its record, and offers to delete it.
     const [cx, cy] = await page.evaluate(
       ([bx, bz]) => (window as unknown as { strataViewer: { pointOf(x: number, z: number): [number, number] } }).strataViewer.pointOf(bx!, bz!),
       [Math.floor(e.x), Math.floor(e.z)],
@@ -612,21 +621,37 @@ describe('world viewer in Chromium', () => {
     // wrap and the map jump under the pointer; #coords no longer reflows.)
     await page.locator('#map').click({ position: { x: cx * k, y: cy * k } });
     await page.waitForSelector('#entity-view .nbt');
-    expect(await page.getAttribute('#entity-view', 'data-identifier')).not.toBeNull();
-    // Every chunk selected: delete the zombies.
-    await page.fill('#selection', '-100000,-100000:100000,100000');
+    const shown = await page.getAttribute('#entity-view', 'data-identifier');
+    expect(shown).toBe(e.identifier);
+    await page.click('#entity-view .delete-entity');
+    await page.waitForSelector('#confirm-dialog[open]');
+    await page.click('#confirm');
+    await page.waitForSelector('#staged[data-edits="1"] #staged-summary[data-entities="1"]');
+    expect(await page.getAttribute('#staged-list li', 'data-kind')).toBe('entity');
+    // Every chunk selected: stage the zombies.
+    await page.fill('#selection', everywhere);
     await page.dispatchEvent('#selection', 'input');
     await page.waitForSelector('#entity-table tr[data-identifier="minecraft:zombie"][data-selected="20"]');
-    await page.evaluate(() => (document.body.dataset.state = 'idle'));
     await row('minecraft:zombie').locator('.delete-entities').click();
     await page.waitForSelector('#confirm-dialog[open]');
     await page.click('#confirm');
-    await page.waitForFunction(() => document.body.dataset.state === 'ready' && /^Deleted /.test(document.getElementById('message')!.textContent ?? ''));
-    expect(dry.entities).toBe(20);
+    const summary = (n: number, r: typeof dry) =>
+      `#staged[data-edits="${n}"] #staged-summary[data-entities="${r.entities}"][data-records="${r.records}"][data-bytes="${r.bytes}"]`;
+    await page.waitForSelector(summary(2, dry));
+    // Nothing written yet: undo and redo move the zombies' edit.
+    expect(await page.getAttribute('#entities-section', 'data-entities')).toBe(String(listed.length));
+    await page.click('#undo');
+    await page.waitForSelector('#staged[data-edits="1"] #staged-summary[data-entities="1"]');
+    await page.click('#redo');
+    await page.waitForSelector(summary(2, dry));
+    expect(await page.$$eval('#staged-list li', (lis) => lis.map((li) => (li as HTMLElement).dataset.kind))).toEqual(['entity', 'entities']);
+    await page.evaluate(() => (document.body.dataset.state = 'idle'));
+    await page.click('#save-edits');
+    await page.waitForFunction(() => document.body.dataset.state === 'ready' && /^Saved /.test(document.getElementById('message')!.textContent ?? ''));
     expect(await page.textContent('#message')).toBe(
-      `Deleted 20 minecraft:zombie (${dry.recordsDeleted} records deleted, ${dry.recordsRewritten} rewritten). Export the world to keep it.`,
+      `Saved 2 edits: 0 chunks, ${dry.records} records (${dry.bytes.toLocaleString('en')} bytes) deleted, 21 entities, ${dry.recordsRewritten} records rewritten. Export the world to keep it.`,
     );
-    await page.waitForSelector(`#entities-section[data-entities="${listed.length - 20}"]`);
+    await page.waitForSelector(`#entities-section[data-entities="${listed.length - 21}"]`);
     expect(await row('minecraft:zombie').count()).toBe(0);
     await page.fill('#selection', '');
     await page.dispatchEvent('#selection', 'input');
@@ -637,7 +662,8 @@ describe('world viewer in Chromium', () => {
     const left = (await back.entities(0)).entities;
     await back.close();
     expect(left.filter((x) => x.identifier === 'minecraft:zombie')).toEqual([]);
-    expect(left.length).toBe(listed.length - 20);
+    expect(left.filter((x) => x.key === e.key)).toEqual([]);
+    expect(left.length).toBe(listed.length - 21);
     expect(fs.readFileSync(file).equals(original)).toBe(true);
   });
 

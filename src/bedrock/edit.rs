@@ -18,6 +18,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+use super::entities::{self, EntityInfo, EntityKind};
 use super::keys::{classify, classify_chunk, scan_options, KeyKind};
 use crate::db::WriteBatch;
 use crate::error::{Error, Result};
@@ -144,8 +145,10 @@ pub struct EditReport {
     pub records: u64,
     /// Key + value bytes of those records.
     pub bytes: u64,
-    /// `actorprefix` records deleted (entities).
+    /// Entities deleted: `actorprefix` records, and compounds cut out of legacy Entity records.
     pub entities: u64,
+    /// Records rewritten without some of their entities (a `digp` list, an Entity record).
+    pub rewritten: u64,
     /// Chunks of the dimension left.
     pub chunks_left: u64,
 }
@@ -251,34 +254,54 @@ fn actor_key(id: &[u8]) -> Vec<u8> {
 /// Deletes every record of the chunks of `dimension` for which `doomed(x, z)` holds (one
 /// batch).
 fn delete_where(db: &Db, dimension: i32, doomed: impl Fn(i32, i32) -> bool) -> Result<EditReport> {
-    delete_doomed(
+    check_writable(db, false)?;
+    let mut batch = WriteBatch::new();
+    let report = delete_doomed(
         db,
         &[dimension],
         |d, x, z| d == dimension && doomed(x, z),
-        false,
-    )
+        &mut batch,
+    )?;
+    write_synced(db, batch)?;
+    Ok(report)
 }
 
-/// Deletes (or with `dry_run` only counts) every record of the chunks of `dimensions` for
-/// which `doomed(dimension, x, z)` holds, in ONE batch: chunk records, their digp, and each
-/// actorprefix entity a doomed digp names that no surviving digp (of any dimension) names.
-/// `chunks_left` counts the chunks left in `dimensions`.
-fn delete_doomed(
-    db: &Db,
-    dimensions: &[i32],
-    doomed: impl Fn(i32, i32, i32) -> bool,
-    dry_run: bool,
-) -> Result<EditReport> {
-    for &d in dimensions {
-        check_dimension(d)?;
-    }
+fn check_writable(db: &Db, dry_run: bool) -> Result<()> {
     if db.options().read_only && !dry_run {
         return Err(Error::not_supported(
             "the world is open read-only: open it writable to edit it",
         ));
     }
+    Ok(())
+}
+
+fn write_synced(db: &Db, batch: WriteBatch) -> Result<()> {
+    if batch.is_empty() {
+        return Ok(());
+    }
+    db.write(
+        &WriteOptions {
+            sync: true,
+            ..WriteOptions::default()
+        },
+        batch,
+    )
+}
+
+/// Adds to `batch` the deletion of every record of the chunks of `dimensions` for which
+/// `doomed(dimension, x, z)` holds: chunk records, their digp, and each actorprefix entity a
+/// doomed digp names that no surviving digp (of any dimension) names. `chunks_left` counts
+/// the chunks left in `dimensions`.
+fn delete_doomed(
+    db: &Db,
+    dimensions: &[i32],
+    doomed: impl Fn(i32, i32, i32) -> bool,
+    batch: &mut WriteBatch,
+) -> Result<EditReport> {
+    for &d in dimensions {
+        check_dimension(d)?;
+    }
     let mut report = EditReport::default();
-    let mut batch = WriteBatch::new();
     let mut deleted_actors = BTreeSet::new();
     for &dimension in dimensions {
         let ix = index(db, dimension)?;
@@ -318,30 +341,41 @@ fn delete_doomed(
             }
         }
     }
-    if !batch.is_empty() && !dry_run {
-        db.write(
-            &WriteOptions {
-                sync: true,
-                ..WriteOptions::default()
-            },
-            batch,
-        )?;
-    }
     Ok(report)
 }
 
-/// One staged chunk edit (the page's undo/redo list): delete the chunks of `area`, or keep
-/// only the chunks of `keep`, in `dimension`.
+/// One staged edit (the page's undo/redo list): delete the chunks of `area`, or keep only the
+/// chunks of `keep`, in `dimension`; or delete entities (never block entities): those of
+/// `area` (with `identifier`, only those), or the one at compound `root` of record `key`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChunkEdit {
-    Delete { dimension: i32, area: Selection },
-    Keep { dimension: i32, keep: Selection },
+    Delete {
+        dimension: i32,
+        area: Selection,
+    },
+    Keep {
+        dimension: i32,
+        keep: Selection,
+    },
+    Entities {
+        dimension: i32,
+        area: Selection,
+        identifier: Option<String>,
+    },
+    Entity {
+        dimension: i32,
+        key: Vec<u8>,
+        root: usize,
+    },
 }
 
 impl ChunkEdit {
     fn dimension(&self) -> i32 {
         match self {
-            ChunkEdit::Delete { dimension, .. } | ChunkEdit::Keep { dimension, .. } => *dimension,
+            ChunkEdit::Delete { dimension, .. }
+            | ChunkEdit::Keep { dimension, .. }
+            | ChunkEdit::Entities { dimension, .. }
+            | ChunkEdit::Entity { dimension, .. } => *dimension,
         }
     }
 
@@ -349,47 +383,113 @@ impl ChunkEdit {
         match self {
             ChunkEdit::Delete { dimension: d, area } => *d == dimension && area.contains(x, z),
             ChunkEdit::Keep { dimension: d, keep } => *d == dimension && !keep.contains(x, z),
+            ChunkEdit::Entities { .. } | ChunkEdit::Entity { .. } => false,
         }
     }
 
-    /// `delete DIM AREAS` or `keep DIM AREAS`, one edit per line of [`apply_edits`]' text.
+    /// Whether this entity edit deletes entity `e` (of dimension `dimension`).
+    fn takes(&self, dimension: i32, e: &EntityInfo) -> bool {
+        if e.kind == EntityKind::BlockEntity {
+            return false;
+        }
+        match self {
+            ChunkEdit::Entities {
+                dimension: d,
+                area,
+                identifier,
+            } => {
+                *d == dimension
+                    && area.contains(e.chunk.0, e.chunk.1)
+                    && identifier.as_deref().is_none_or(|id| e.identifier == id)
+            }
+            ChunkEdit::Entity {
+                dimension: d,
+                key,
+                root,
+            } => *d == dimension && e.key == *key && e.root == *root,
+            ChunkEdit::Delete { .. } | ChunkEdit::Keep { .. } => false,
+        }
+    }
+
+    /// One edit per line of [`apply_edits`]' text: `delete DIM AREAS`, `keep DIM AREAS`,
+    /// `entities DIM AREAS [IDENTIFIER]`, `entity DIM KEYHEX ROOT`.
     pub fn parse(line: &str) -> Result<ChunkEdit> {
-        let mut parts = line.trim().splitn(3, ' ');
-        let (kind, dim, areas) = (parts.next(), parts.next(), parts.next());
+        let mut parts = line.trim().splitn(4, ' ');
+        let (kind, dim, a, b) = (parts.next(), parts.next(), parts.next(), parts.next());
         let bad = || {
             Error::invalid_argument(format!(
-                "{line:?} is not an edit: `delete DIMENSION AREAS` or `keep DIMENSION AREAS`"
+                "{line:?} is not an edit: `delete DIMENSION AREAS`, `keep DIMENSION AREAS`, \
+                 `entities DIMENSION AREAS [IDENTIFIER]` or `entity DIMENSION KEYHEX ROOT`"
             ))
         };
         let dimension: i32 = dim.ok_or_else(bad)?.parse().map_err(|_| bad())?;
         check_dimension(dimension)?;
-        let sel = Selection::parse(areas.ok_or_else(bad)?)?;
-        match kind {
-            Some("delete") => Ok(ChunkEdit::Delete {
+        let a = a.ok_or_else(bad)?;
+        match (kind, b) {
+            (Some("delete"), None) => Ok(ChunkEdit::Delete {
                 dimension,
-                area: sel,
+                area: Selection::parse(a)?,
             }),
-            Some("keep") => Ok(ChunkEdit::Keep {
+            (Some("keep"), None) => Ok(ChunkEdit::Keep {
                 dimension,
-                keep: sel,
+                keep: Selection::parse(a)?,
             }),
+            (Some("entities"), identifier) => Ok(ChunkEdit::Entities {
+                dimension,
+                area: Selection::parse(a)?,
+                identifier: identifier.map(str::to_string),
+            }),
+            (Some("entity"), Some(root)) => {
+                let key = unhex(a).ok_or_else(bad)?;
+                let root = root.parse().map_err(|_| bad())?;
+                Ok(ChunkEdit::Entity {
+                    dimension,
+                    key,
+                    root,
+                })
+            }
             _ => Err(bad()),
         }
     }
 }
 
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 || s.is_empty() {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
 /// Applies staged edits as ONE atomic batch (or with `dry_run` only counts what they would
-/// delete): a chunk goes when any edit dooms it, so the result equals applying the edits one
-/// after another. A `Keep` whose selection holds no chunk of its dimension is refused (it would
-/// empty the dimension), and so is an empty list.
+/// delete): a chunk goes when any chunk edit dooms it, an entity when any entity edit takes it
+/// and its chunk stays (a doomed chunk's entities go with it), so the result equals applying
+/// the edits one after another. A `Keep` whose selection holds no chunk of its dimension is
+/// refused (it would empty the dimension), and so is an empty list; an `Entity` edit naming
+/// no entity is `NotFound`.
 pub fn apply_edits(db: &Db, edits: &[ChunkEdit], dry_run: bool) -> Result<EditReport> {
     if edits.is_empty() {
         return Err(Error::invalid_argument("no edits to apply"));
     }
-    let mut dimensions: Vec<i32> = edits.iter().map(ChunkEdit::dimension).collect();
-    dimensions.sort_unstable();
-    dimensions.dedup();
-    for e in edits {
+    check_writable(db, dry_run)?;
+    let chunk_edits: Vec<&ChunkEdit> = edits
+        .iter()
+        .filter(|e| matches!(e, ChunkEdit::Delete { .. } | ChunkEdit::Keep { .. }))
+        .collect();
+    let entity_edits: Vec<&ChunkEdit> = edits
+        .iter()
+        .filter(|e| matches!(e, ChunkEdit::Entities { .. } | ChunkEdit::Entity { .. }))
+        .collect();
+    let dims = |list: &[&ChunkEdit]| {
+        let mut d: Vec<i32> = list.iter().map(|e| e.dimension()).collect();
+        d.sort_unstable();
+        d.dedup();
+        d
+    };
+    let dimensions = dims(&chunk_edits);
+    for e in &chunk_edits {
         if let ChunkEdit::Keep { dimension, keep } = e {
             if !chunks_of(db, *dimension)?
                 .into_iter()
@@ -402,12 +502,43 @@ pub fn apply_edits(db: &Db, edits: &[ChunkEdit], dry_run: bool) -> Result<EditRe
             }
         }
     }
-    delete_doomed(
-        db,
-        &dimensions,
-        |d, x, z| edits.iter().any(|e| e.dooms(d, x, z)),
-        dry_run,
-    )
+    let doomed = |d, x, z| chunk_edits.iter().any(|e| e.dooms(d, x, z));
+    let mut batch = WriteBatch::new();
+    let mut report = delete_doomed(db, &dimensions, doomed, &mut batch)?;
+    for dimension in dims(&entity_edits) {
+        let list = entities::entities(db, dimension)?;
+        for e in &entity_edits {
+            if let ChunkEdit::Entity {
+                dimension: d,
+                key,
+                root,
+            } = e
+            {
+                let found = list.entities.iter().any(|x| e.takes(dimension, x));
+                if *d == dimension && !found {
+                    return Err(Error::not_found(format!(
+                        "no entity at compound {root} of key {} in dimension {dimension}",
+                        key.iter().map(|b| format!("{b:02x}")).collect::<String>()
+                    )));
+                }
+            }
+        }
+        let taken: Vec<&EntityInfo> = list
+            .entities
+            .iter()
+            .filter(|x| entity_edits.iter().any(|e| e.takes(dimension, x)))
+            .filter(|x| !doomed(dimension, x.chunk.0, x.chunk.1))
+            .collect();
+        let r = entities::delete_into(db, dimension, &taken, &mut batch)?;
+        report.entities += r.entities;
+        report.records += r.records_deleted;
+        report.rewritten += r.records_rewritten;
+        report.bytes += r.bytes;
+    }
+    if !dry_run {
+        write_synced(db, batch)?;
+    }
+    Ok(report)
 }
 
 fn check_dimension(dimension: i32) -> Result<()> {

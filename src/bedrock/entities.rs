@@ -285,9 +285,31 @@ fn delete_listed(
             "the world is open read-only: open it writable to edit it",
         ));
     }
+    let mut batch = WriteBatch::new();
+    let report = delete_into(db, dimension, doomed, &mut batch)?;
+    if !dry_run && !batch.is_empty() {
+        db.write(
+            &WriteOptions {
+                sync: true,
+                ..WriteOptions::default()
+            },
+            batch,
+        )?;
+    }
+    Ok(report)
+}
+
+/// Adds to `batch` the deletion of the `doomed` entities of `dimension` (listed by
+/// [`entities`] from the db as it is): their actorprefix records and their ids out of their
+/// chunk's digp, their compounds cut out of Entity records (emptied records deleted).
+pub(crate) fn delete_into(
+    db: &Db,
+    dimension: i32,
+    doomed: &[&EntityInfo],
+    batch: &mut WriteBatch,
+) -> Result<EntityReport> {
     let ro = ReadOptions::default();
     let mut report = EntityReport::default();
-    let mut batch = WriteBatch::new();
     // Actors: their records, and their ids out of the digp of their chunk.
     let mut ids_by_chunk: BTreeMap<(i32, i32), BTreeSet<Vec<u8>>> = BTreeMap::new();
     for e in doomed.iter().filter(|e| e.kind == EntityKind::Actor) {
@@ -359,15 +381,6 @@ fn delete_listed(
             batch.put(key, &kept);
             report.records_rewritten += 1;
         }
-    }
-    if !dry_run && !batch.is_empty() {
-        db.write(
-            &WriteOptions {
-                sync: true,
-                ..WriteOptions::default()
-            },
-            batch,
-        )?;
     }
     Ok(report)
 }

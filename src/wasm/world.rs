@@ -68,8 +68,8 @@ fn hex(bytes: &[u8]) -> String {
 
 fn report_json(r: &EditReport) -> String {
     format!(
-        "{{\"chunks\":{},\"records\":{},\"bytes\":{},\"entities\":{},\"chunksLeft\":{}}}",
-        r.chunks, r.records, r.bytes, r.entities, r.chunks_left
+        "{{\"chunks\":{},\"records\":{},\"bytes\":{},\"entities\":{},\"recordsRewritten\":{},\"chunksLeft\":{}}}",
+        r.chunks, r.records, r.bytes, r.entities, r.rewritten, r.chunks_left
     )
 }
 

@@ -1242,12 +1242,9 @@ const entityPanel = new EntityPanel(
   {
     world: () => world,
     dimension: () => Number(dimensionSel.value) as 0 | 1 | 2,
-    writable: () => editorHost.writable(),
-    refresh: (w, label) => editorHost.refresh(w, label),
-    say,
     fail: (e, what) => showError(describe(e, what)),
-    busy: (on) => setState(on ? 'loading' : 'ready'),
     confirm: (text, run) => editor.confirm(text, run),
+    stage: (edit, label) => editor.stage(edit, label),
     markersChanged: () => mapView.setMarkers([...entityPanel.markers(), ...baseMarkers]),
     edit: (key, label) => void snbtEditor.editRecord(key, label),
     goTo: (x, z) => mapView.centerOn(x, z, Math.max(mapView.view().zoom, 4)),

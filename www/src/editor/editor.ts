@@ -1,8 +1,9 @@
 // The world editor in the page: a chunk selection (`#selection`: rectangles `x0,z0:x1,z1`
 // separated by `;`, inclusive chunk coordinates of the current dimension; the map adds to it by
 // shift-drag and ctrl-click), delete the selected chunks (`#delete-chunks`) or keep only them
-// (`#prune`), each confirmed in a dialog (`#confirm`) and then STAGED: `#staged-list` lists the
-// staged edits and `#staged-summary` (data-chunks/records/bytes) what they would delete
+// (`#prune`), each confirmed in a dialog (`#confirm`) and then STAGED (entity deletions from the
+// entity panel are staged the same way, `stage`): `#staged-list` lists the staged edits
+// (`li[data-kind]`) and `#staged-summary` (data-chunks/records/bytes/entities) what they would delete
 // together (the engine's dry run), `#undo`/`#redo` (ctrl+z, ctrl+shift+z) move edits between
 // the staged list and the redo list, `#save-edits` applies them, `#discard-edits` drops them.
 // `#export-mcworld` saves staged edits first, then exports a `.mcworld` the game imports.
@@ -14,7 +15,7 @@
 // `#world-summary` and the map are redrawn after it. A dry run writes nothing (read-only worlds
 // too). `#map[data-selected]` = selected chunks that exist in the current dimension.
 
-import type { Dimension, World } from 'strata-level/browser';
+import type { Dimension, StagedEdit, World } from 'strata-level/browser';
 
 import { NO_FOLDER_WRITES, canSaveToFolder, saveToFolder } from './save-folder.js';
 
@@ -36,13 +37,10 @@ export function inSelection(rects: Rect[], x: number, z: number): boolean {
   return rects.some(([x0, z0, x1, z1]) => x >= x0 && x <= x1 && z >= z0 && z <= z1);
 }
 
-/** One staged edit. */
-export interface StagedEdit {
-  kind: 'delete' | 'keep';
-  dimension: Dimension;
-  areas: string;
-  /** Chunks of the dimension it names (delete) or keeps (keep), when staged. */
-  chunks: number;
+/** One staged edit and how the staged list names it. */
+interface Staged {
+  edit: StagedEdit;
+  label: string;
 }
 
 export interface EditorHost {
@@ -64,8 +62,8 @@ export class Editor {
   private chunks: Array<[number, number]> = [];
   private attached: World | undefined;
   private pending: (() => Promise<void>) | undefined;
-  private staged: StagedEdit[] = [];
-  private redoable: StagedEdit[] = [];
+  private staged: Staged[] = [];
+  private redoable: Staged[] = [];
   /** Increments with every change of the staged list: a preview of an older list is dropped. */
   private stagedVersion = 0;
 
@@ -196,12 +194,19 @@ export class Editor {
         ? `Stage the deletion of ${n} chunk${n === 1 ? '' : 's'} (every record and entity of them) from dimension ${dim}? Nothing is written until you save; the original file is never changed.`
         : `Stage keeping only ${n} chunk${n === 1 ? '' : 's'} of dimension ${dim} (the other ${others} go)? Nothing is written until you save; the original file is never changed.`;
     const areas = sel.rects.map(([x0, z0, x1, z1]) => `${x0},${z0}:${x1},${z1}`).join(';');
-    this.pending = async () => {
-      this.staged.push({ kind: kind === 'delete' ? 'delete' : 'keep', dimension: dim, areas, chunks: n });
-      this.redoable = [];
-      await this.renderStaged();
-    };
+    const s = (k: number) => `${k} chunk${k === 1 ? '' : 's'}`;
+    this.pending = () =>
+      kind === 'delete'
+        ? this.stage({ kind: 'delete', dimension: dim, areas }, `delete ${s(n)} of dimension ${dim} (${areas})`)
+        : this.stage({ kind: 'keep', dimension: dim, areas }, `keep only ${s(n)} of dimension ${dim} (${areas})`);
     this.els.dialog.showModal();
+  }
+
+  /** Stages `edit` (named `label` in the staged list); the redo list is dropped. */
+  async stage(edit: StagedEdit, label: string): Promise<void> {
+    this.staged.push({ edit, label });
+    this.redoable = [];
+    await this.renderStaged();
   }
 
   /** Asks through the confirmation dialog; runs `run` on `#confirm`. */
@@ -236,13 +241,10 @@ export class Editor {
     const version = ++this.stagedVersion;
     const { stagedPanel, stagedSummary, stagedList, undo, redo, save, discard } = this.els;
     stagedList.replaceChildren(
-      ...this.staged.map((e) => {
+      ...this.staged.map(({ edit, label }) => {
         const li = document.createElement('li');
-        li.textContent =
-          e.kind === 'delete'
-            ? `delete ${e.chunks} chunk${e.chunks === 1 ? '' : 's'} of dimension ${e.dimension} (${e.areas})`
-            : `keep only ${e.chunks} chunk${e.chunks === 1 ? '' : 's'} of dimension ${e.dimension} (${e.areas})`;
-        li.dataset.kind = e.kind;
+        li.textContent = label;
+        li.dataset.kind = edit.kind;
         return li;
       }),
     );
@@ -261,7 +263,7 @@ export class Editor {
     if (!w) return;
     stagedSummary.textContent = 'counting…';
     try {
-      const r = await w.applyEdits(this.staged, { dryRun: true });
+      const r = await w.applyEdits(this.edits(), { dryRun: true });
       if (version !== this.stagedVersion) return; // the list changed meanwhile
       const n = (v: number, one: string, many: string) => `${v.toLocaleString('en')} ${v === 1 ? one : many}`;
       stagedSummary.textContent = `${n(r.chunks, 'chunk', 'chunks')}, ${n(r.records, 'record', 'records')}, ${n(r.bytes, 'byte', 'bytes')} would be deleted (${n(r.entities, 'entity', 'entities')})`;
@@ -276,10 +278,14 @@ export class Editor {
     stagedPanel.dataset.version = String(version);
   }
 
+  private edits(): StagedEdit[] {
+    return this.staged.map((s) => s.edit);
+  }
+
   /** Applies every staged edit in one batch. Returns whether it saved. */
   private async save(): Promise<boolean> {
     if (this.staged.length === 0) return true;
-    const edits = this.staged;
+    const edits = this.edits();
     this.host.busy(true);
     try {
       this.host.say('Saving the staged edits…', 'busy');
@@ -290,7 +296,7 @@ export class Editor {
       await this.host.refresh(w, 'the edited world');
       await this.renderStaged();
       this.host.say(
-        `Saved ${edits.length} edit${edits.length === 1 ? '' : 's'}: ${report.chunks.toLocaleString('en')} chunks, ${report.records.toLocaleString('en')} records (${report.bytes.toLocaleString('en')} bytes) deleted. Export the world to keep it.`,
+        `Saved ${edits.length} edit${edits.length === 1 ? '' : 's'}: ${report.chunks.toLocaleString('en')} chunks, ${report.records.toLocaleString('en')} records (${report.bytes.toLocaleString('en')} bytes) deleted, ${report.entities.toLocaleString('en')} entities, ${report.recordsRewritten.toLocaleString('en')} records rewritten. Export the world to keep it.`,
       );
       return true;
     } catch (e) {

@@ -1,19 +1,21 @@
 // The entity panel: the entities and block entities of the shown dimension (World.entities)
 // as map markers (small dots coloured by identifier; entities on by default, block entities
 // on request) and as a table of identifiers with their counts in the dimension and in the
-// editor's selection; a row's "Delete in selection…" deletes those entities (never block
-// entities) after a confirmation, and a click on a marker shows its NBT (editable as SNBT). An
-// identifier opens the list of where its entities are (chests, spawners…): a click goes there.
+// editor's selection; a row's "Delete in selection…" stages the deletion of those entities
+// (never block entities) after a confirmation, and a click on a marker shows its NBT (editable
+// as SNBT) with "Delete this entity…" (staged too). An identifier opens the list of where its
+// entities are (chests, spawners…): a click goes there.
 //
 // Hooks: `#entities-section[data-entities]` (entities and block entities listed), rows
 // `#entity-table tr[data-identifier][data-kind][data-count][data-selected]`, buttons
 // `.delete-entities`, `.show-instances`, `tr.instances .goto-entity[data-x][data-z]`,
-// `#entity-view` (the clicked entity's record).
+// `#entity-view` (the clicked entity's record) and its `.delete-entity`.
 //
 // Invariants: the list is the engine's for the world and dimension shown (reloaded after every
-// saved edit); deletes go through the host's writable copy, one atomic batch each.
+// saved edit); deletions are staged in the editor (undo/redo) and saved with the other staged
+// edits in one atomic batch on the host's writable copy.
 
-import type { Dimension, EntityInfo, World } from 'strata-level/browser';
+import type { Dimension, EntityInfo, StagedEdit, World } from 'strata-level/browser';
 
 import type { Rect } from '../editor/editor.js';
 import { inSelection } from '../editor/editor.js';
@@ -23,13 +25,11 @@ import type { Marker } from '../map-view.js';
 export interface EntityHost {
   world(): World | undefined;
   dimension(): Dimension;
-  writable(): Promise<World>;
-  refresh(world: World, label: string): Promise<void>;
-  say(text: string, kind?: 'info' | 'busy' | 'error'): void;
   fail(e: unknown, what: string): void;
-  busy(on: boolean): void;
   /** Asks the user to confirm `text`; runs `run` if they do. */
   confirm(text: string, run: () => Promise<void>): void;
+  /** Stages an edit in the editor's list (saved with the others). */
+  stage(edit: StagedEdit, label: string): Promise<void>;
   /** The entity markers changed (toggles, another world or dimension). */
   markersChanged(): void;
   /** Opens a record in the SNBT editor. */
@@ -116,6 +116,20 @@ export class EntityPanel {
     this.els.section.hidden = false;
     await showValue(w, hexBytes(e.key), heading, this.els.view, (key) => this.host.edit(key, `${e.identifier} (${e.kind})`));
     this.els.view.dataset.identifier = e.identifier;
+    if (e.kind !== 'block entity') {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'delete-entity';
+      b.textContent = 'Delete this entity…';
+      const where = `${Math.floor(e.x)}, ${Math.floor(e.y)}, ${Math.floor(e.z)}`;
+      const dim = this.host.dimension();
+      b.addEventListener('click', () =>
+        this.host.confirm(`Stage the deletion of this ${e.identifier} at ${where} (dimension ${dim})? Nothing is written until you save; the original file is never changed.`, () =>
+          this.host.stage({ kind: 'entity', dimension: dim, key: e.key, root: e.root }, `delete the ${e.identifier} at ${where} of dimension ${dim}`),
+        ),
+      );
+      this.els.view.append(b);
+    }
     this.els.view.scrollIntoView({ block: 'nearest' });
   }
 
@@ -216,21 +230,9 @@ export class EntityPanel {
   private askDelete(identifier: string, n: number): void {
     const dim = this.host.dimension();
     const areas = this.rects.map(([x0, z0, x1, z1]) => `${x0},${z0}:${x1},${z1}`).join(';');
-    this.host.confirm(
-      `Delete ${n} ${identifier} entit${n === 1 ? 'y' : 'ies'} stored in the selected chunks of dimension ${dim}? This changes the copy (the original file never); export to keep it.`,
-      async () => {
-        this.host.busy(true);
-        try {
-          const w = await this.host.writable();
-          const r = await w.deleteEntities(dim, areas, { identifier });
-          await this.host.refresh(w, 'the edited world');
-          this.host.say(`Deleted ${r.entities.toLocaleString('en')} ${identifier} (${r.recordsDeleted} records deleted, ${r.recordsRewritten} rewritten). Export the world to keep it.`);
-        } catch (e) {
-          this.host.fail(e, 'deleting entities');
-        } finally {
-          this.host.busy(false);
-        }
-      },
+    const what = `${n} ${identifier} entit${n === 1 ? 'y' : 'ies'}`;
+    this.host.confirm(`Stage the deletion of ${what} stored in the selected chunks of dimension ${dim}? Nothing is written until you save; the original file is never changed.`, () =>
+      this.host.stage({ kind: 'entities', dimension: dim, areas, identifier }, `delete ${what} of dimension ${dim} (${areas})`),
     );
   }
 }
