@@ -46,6 +46,10 @@ const OPS = new Set([
   'levelDatSnbt',
   'setLevelDatSnbt',
   'exportMcworld',
+  'exportBegin',
+  'exportStep',
+  'exportCancel',
+  'exportFinish',
   'importMcworld',
   'dropMemStore',
 ]);

@@ -414,7 +414,7 @@ impl StreamedExport {
                 if moved >= budget {
                     return Ok(false);
                 }
-                let n = (*size - c.at).min(CHUNK) as usize;
+                let n = (*size - c.at).min(CHUNK).min(budget - moved) as usize;
                 let data = storage::read_exact_at(&**input, c.at, n).map_err(|e| {
                     Error::new(
                         e.kind(),
@@ -478,7 +478,7 @@ impl StreamedExport {
                     if moved >= budget {
                         return Ok(false);
                     }
-                    let n = (e.size - e.at).min(CHUNK) as usize;
+                    let n = (e.size - e.at).min(CHUNK).min(budget - moved) as usize;
                     let data = storage::read_exact_at(&*e.file, e.at, n)?;
                     match e.crc.as_mut() {
                         Some(h) => h.update(&data),

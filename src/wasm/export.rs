@@ -79,8 +79,8 @@ impl Database {
     ) -> Result<McworldExport, JsValue> {
         self.db()?;
         let scratch = storage_for(host, dir);
-        let inner = StreamedExport::new(self.storage.clone(), &self.root, scratch, dir)
-            .map_err(js_err)?;
+        let inner =
+            StreamedExport::new(self.storage.clone(), &self.root, scratch, dir).map_err(js_err)?;
         Ok(McworldExport { inner })
     }
 }
