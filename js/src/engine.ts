@@ -131,6 +131,7 @@ export interface WasmModule {
     openWorld(host: StorageHost | undefined, root: string, options: object): WasmDatabase;
     importMcworld(zip: Uint8Array, name: string): string;
     dropMemStore(name: string): boolean;
+    memoryBytes(): number;
   };
 }
 
@@ -221,6 +222,9 @@ export interface HostLease {
   blob?(path: string): Promise<Blob>;
   /** Removes a folder and everything in it (hosts with real folders: node:fs). */
   removeDir?(path: string): void;
+  /** Removes the whole store, after the release (a browser store that held only an export's
+   * temporary files). */
+  destroy?(): Promise<void>;
 }
 
 export type HostFactory = (kind: StorageKind, location: string, extra: unknown) => Promise<HostLease> | HostLease;
@@ -612,6 +616,7 @@ export class Engine {
     } finally {
       x.exp.free();
       await x.lease.release?.();
+      if (!keep) await x.lease.destroy?.().catch(() => {});
       const entry = this.dbs.get(x.db);
       if (entry) {
         entry.exports.delete(eh);
@@ -623,6 +628,11 @@ export class Engine {
   /** Unpacks a `.mcworld` into the in-memory store `name`; JSON `{rootInZip, files, bytes}`. */
   importMcworld(zip: Uint8Array, name: string): string {
     return this.wasm.Database.importMcworld(zip, name);
+  }
+
+  /** Bytes of the engine's wasm memory (its peak: wasm memory never shrinks). */
+  memoryBytes(): number {
+    return this.wasm.Database.memoryBytes();
   }
 
   dropMemStore(name: string): boolean {

@@ -52,6 +52,7 @@ const OPS = new Set([
   'exportFinish',
   'importMcworld',
   'dropMemStore',
+  'memoryBytes',
 ]);
 
 /** Runs one named engine operation now (only open/openWorld/close return promises). */

@@ -20,12 +20,15 @@ async function hostFor(kind: StorageKind, location: string, extra: unknown): Pro
     case 'mem':
       return { host: undefined };
     case 'opfs': {
-      const pool = await OpfsPool.open(location, (extra ?? {}) as OpfsOptions);
-      return { host: pool, prepare: () => pool.prepare(), release: () => pool.release(), blob: (p) => pool.blob(p) };
+      const { scratch, ...opts } = (extra ?? {}) as OpfsOptions & { scratch?: boolean };
+      const pool = await OpfsPool.open(location, opts);
+      const destroy = scratch === true ? () => destroyOpfs(location) : undefined;
+      return { host: pool, prepare: () => pool.prepare(), release: () => pool.release(), blob: (p) => pool.blob(p), destroy };
     }
     case 'idb': {
       const host = await IdbHost.open(location);
-      return { host, settle: () => host.settle(), release: () => host.release(), blob: (p) => host.blob(p) };
+      const destroy = (extra as { scratch?: boolean } | undefined)?.scratch === true ? () => IdbHost.destroy(location) : undefined;
+      return { host, settle: () => host.settle(), release: () => host.release(), blob: (p) => host.blob(p), destroy };
     }
     case 'files': {
       // The files, or { files, cacheBytes } (world.ts filesExtra).
@@ -209,7 +212,7 @@ export class WorkerEngine {
       // The scratch store: the world's own kind when it is a browser store, else the default.
       const scratch = args[1] as { kind?: StorageKind; location: string; dir: string };
       const kind = scratch.kind === 'opfs' || scratch.kind === 'idb' ? scratch.kind : await defaultStorage();
-      const extra = kind === 'opfs' ? { maxHandles: 64 } : undefined;
+      const extra = kind === 'opfs' ? { maxHandles: 64, scratch: true } : { scratch: true };
       return runOp(e, op, [args[0], { ...scratch, kind }, extra], true);
     }
     if (op === 'exportDiscard') {

@@ -83,4 +83,10 @@ impl Database {
             StreamedExport::new(self.storage.clone(), &self.root, scratch, dir).map_err(js_err)?;
         Ok(McworldExport { inner })
     }
+
+    /// Bytes of this engine's wasm memory (it only grows: its size is the peak so far).
+    #[wasm_bindgen(js_name = memoryBytes)]
+    pub fn memory_bytes() -> f64 {
+        (core::arch::wasm32::memory_size(0) as f64) * 65536.0
+    }
 }
