@@ -189,6 +189,20 @@ export function terminateWorker(reason = 'cancelled'): boolean {
   return true;
 }
 
+/** Bytes of the engine's wasm memory in its worker (wasm memory only grows: the peak so far);
+ * for measuring what an operation costs. */
+export async function engineMemory(options: { engine?: EnginePlacement } = {}): Promise<number> {
+  const l = await link(options.engine);
+  l.users += 1;
+  try {
+    return (await l.call('memoryBytes', [])) as number;
+  } catch (e) {
+    throw toStrataError(e);
+  } finally {
+    l.release();
+  }
+}
+
 /** Browser-only open options. */
 export interface BrowserOpenOptions extends OpenOptions {
   /** Where the engine runs (default `auto`: in the calling dedicated worker when there is one,

@@ -55,6 +55,36 @@ export interface WasmDatabase {
   levelDatSnbt(): string;
   setLevelDatSnbt(text: string): string;
   exportMcworld(): Uint8Array;
+  exportBegin(host: StorageHost | undefined, dir: string): WasmExport;
+}
+
+/** A streamed `.mcworld` export in the engine (src/wasm/export.rs). */
+export interface WasmExport {
+  step(budget: number): boolean;
+  progress(): ExportProgress;
+  zipPath(): string;
+  cancel(): void;
+  finishTo(to: string): void;
+  free(): void;
+}
+
+/** Where a streamed export is: the current phase's bytes (`copy`: the world's bytes copied;
+ * `compact`: table bytes rewritten of an estimate, reaching `total` as the phase ends; `zip`:
+ * bytes of the compacted files zipped; `done`), and the files and bytes in the zip so far. */
+export interface ExportProgress {
+  phase: 'copy' | 'compact' | 'zip' | 'done';
+  done: number;
+  total: number;
+  files: number;
+  bytes: number;
+}
+
+/** Where a streamed export keeps its temporary folder: storage `kind` at `location` (an OPFS
+ * pool, an IndexedDB store, `fs`), folder `dir` inside it. */
+export interface ExportScratch {
+  kind: StorageKind;
+  location: string;
+  dir: string;
 }
 
 /** A top-down map as the facade draws it (see world.ts's `MapImage`). */
@@ -102,6 +132,7 @@ export interface WasmModule {
     importMcworld(zip: Uint8Array, name: string): string;
     dropMemStore(name: string): boolean;
     snbtTree(text: string): string;
+    memoryBytes(): number;
   };
 }
 
@@ -187,6 +218,14 @@ export interface HostLease {
   prepare?(): Promise<void>;
   settle?(): Promise<void>;
   release?(): Promise<void> | void;
+  /** A file of the storage as a Blob that stays readable after the release (browser stores:
+   * an OPFS file's own `File`, without copying it into memory). */
+  blob?(path: string): Promise<Blob>;
+  /** Removes a folder and everything in it (hosts with real folders: node:fs). */
+  removeDir?(path: string): void;
+  /** Removes the whole store, after the release (a browser store that held only an export's
+   * temporary files). */
+  destroy?(): Promise<void>;
 }
 
 export type HostFactory = (kind: StorageKind, location: string, extra: unknown) => Promise<HostLease> | HostLease;
@@ -197,11 +236,22 @@ interface OpenDb {
   decodeWorkers: number;
   cursors: Set<number>;
   idle: ReturnType<typeof setTimeout> | undefined;
+  /** Streamed exports running (idle compaction waits: the export copies the files as they
+   * were when it began). */
+  exports: Set<number>;
+}
+
+interface RunningExport {
+  exp: WasmExport;
+  lease: HostLease;
+  db: number;
+  scratch: ExportScratch;
 }
 
 export class Engine {
   private readonly dbs = new Map<number, OpenDb>();
   private readonly cursors = new Map<number, { cursor: WasmCursor; db: number }>();
+  private readonly exports = new Map<number, RunningExport>();
   private nextHandle = 1;
 
   private pool: DecodePool | undefined;
@@ -265,7 +315,7 @@ export class Engine {
         throw e;
       }
       const handle = this.nextHandle++;
-      this.dbs.set(handle, { db, lease, decodeWorkers, cursors: new Set(), idle: undefined });
+      this.dbs.set(handle, { db, lease, decodeWorkers, cursors: new Set(), idle: undefined, exports: new Set() });
       this.scheduleIdle(handle);
       return handle;
     } catch (e) {
@@ -463,9 +513,130 @@ export class Engine {
     return this.db(h).exportMcworld();
   }
 
+  /** Starts a streamed export of world `h` through `scratch` (its storage opened here; a
+   * leftover of a crashed export there removed first). Returns the export's handle. */
+  async exportBegin(h: number, scratch: ExportScratch, extra?: unknown): Promise<number> {
+    const entry = this.entry(h);
+    if (typeof scratch?.location !== 'string' || typeof scratch.dir !== 'string' || scratch.dir === '') throw invalidArgument('export: scratch needs a location and a dir');
+    const lease = await this.hosts(scratch.kind, scratch.location, extra);
+    let exp: WasmExport;
+    try {
+      await lease.prepare?.();
+      exp = entry.db.exportBegin(lease.host, scratch.dir);
+      await lease.settle?.();
+    } catch (e) {
+      await lease.release?.();
+      throw e;
+    }
+    if (this.dbs.get(h) !== entry) {
+      // The world was closed meanwhile.
+      exp.cancel();
+      exp.free();
+      await lease.release?.();
+      throw new StrataError('LEVEL_DATABASE_NOT_OPEN', 'World is not open');
+    }
+    const handle = this.nextHandle++;
+    this.exports.set(handle, { exp, lease, db: h, scratch });
+    entry.exports.add(handle);
+    return handle;
+  }
+
+  private runningExport(eh: number): RunningExport {
+    const x = this.exports.get(eh);
+    if (!x) throw new StrataError('LEVEL_DATABASE_NOT_OPEN', 'the export is not running (finished, cancelled or failed, or its world was closed)');
+    return x;
+  }
+
+  /** One step of about `budget` bytes; the progress after it, with `finished`. A failure ends
+   * the export (its temporary files are removed) and rejects. */
+  async exportStep(eh: number, budget: number): Promise<ExportProgress & { finished: boolean }> {
+    const x = this.runningExport(eh);
+    try {
+      await x.lease.prepare?.();
+      const finished = x.exp.step(budget);
+      await x.lease.settle?.();
+      return { ...x.exp.progress(), finished };
+    } catch (e) {
+      await this.endExport(eh, false);
+      throw e;
+    }
+  }
+
+  /** Stops export `eh` and removes its temporary files. Idempotent. */
+  async exportCancel(eh: number): Promise<void> {
+    if (!this.exports.has(eh)) return;
+    await this.endExport(eh, false);
+  }
+
+  /** A finished export: with `to`, the zip is moved there (same storage) and the temporary
+   * folder removed; without, the zip stays in the scratch storage and comes back as a Blob of
+   * it (the caller removes the scratch store later). */
+  async exportFinish(eh: number, to?: string): Promise<{ files: number; bytes: number; size: number; path?: string; file?: Blob; store: StorageKind }> {
+    const x = this.runningExport(eh);
+    try {
+      const p = x.exp.progress();
+      if (p.phase !== 'done') throw invalidArgument('export: the zip is not complete yet');
+      await x.lease.prepare?.();
+      if (to !== undefined) {
+        x.exp.finishTo(to);
+        await x.lease.settle?.();
+        const size = x.lease.host!.fileSize(to);
+        x.lease.removeDir?.(x.scratch.dir);
+        await this.endExport(eh, true);
+        return { files: p.files, bytes: p.bytes, size, path: to, store: x.scratch.kind };
+      }
+      if (!x.lease.blob) throw invalidArgument(`export: storage '${x.scratch.kind}' cannot hand a file over: give a path`);
+      const zipPath = x.exp.zipPath();
+      await x.lease.settle?.();
+      const blob = await x.lease.blob(zipPath);
+      await this.endExport(eh, true);
+      return { files: p.files, bytes: p.bytes, size: blob.size, file: blob, store: x.scratch.kind };
+    } catch (e) {
+      await this.endExport(eh, false);
+      throw e;
+    }
+  }
+
+  /** Frees export `eh` (cancelled first unless `keep`: then the zip stays) and its storage. */
+  private async endExport(eh: number, keep: boolean): Promise<void> {
+    const x = this.exports.get(eh);
+    if (!x) return;
+    this.exports.delete(eh);
+    try {
+      if (!keep) {
+        await x.lease.prepare?.().catch(() => {});
+        try {
+          x.exp.cancel();
+          await x.lease.settle?.();
+        } catch {
+          // the export's own error is the one reported; the next export removes what is left
+        }
+        try {
+          x.lease.removeDir?.(x.scratch.dir);
+        } catch {
+          // as above
+        }
+      }
+    } finally {
+      x.exp.free();
+      await x.lease.release?.();
+      if (!keep) await x.lease.destroy?.().catch(() => {});
+      const entry = this.dbs.get(x.db);
+      if (entry) {
+        entry.exports.delete(eh);
+        this.scheduleIdle(x.db);
+      }
+    }
+  }
+
   /** Unpacks a `.mcworld` into the in-memory store `name`; JSON `{rootInZip, files, bytes}`. */
   importMcworld(zip: Uint8Array, name: string): string {
     return this.wasm.Database.importMcworld(zip, name);
+  }
+
+  /** Bytes of the engine's wasm memory (its peak: wasm memory never shrinks). */
+  memoryBytes(): number {
+    return this.wasm.Database.memoryBytes();
   }
 
   dropMemStore(name: string): boolean {
@@ -484,6 +655,7 @@ export class Engine {
     this.dbs.delete(h);
     if (entry.idle !== undefined) clearTimeout(entry.idle);
     for (const it of entry.cursors) this.closeIterator(it);
+    for (const eh of entry.exports) await this.endExport(eh, false);
     try {
       entry.db.close();
     } finally {
@@ -496,14 +668,14 @@ export class Engine {
    * otherwise idle. */
   private scheduleIdle(h: number): void {
     const entry = this.dbs.get(h);
-    if (!entry || entry.idle !== undefined) return;
+    if (!entry || entry.idle !== undefined || entry.exports.size > 0) return;
     entry.idle = setTimeout(() => {
       entry.idle = undefined;
       if (!this.dbs.has(h)) return;
       void (async () => {
         try {
           await entry.lease.prepare?.();
-          if (this.dbs.has(h) && entry.db.maintenance()) this.scheduleIdle(h);
+          if (this.dbs.has(h) && entry.exports.size === 0 && entry.db.maintenance()) this.scheduleIdle(h);
         } catch {
           // The error is kept by the engine and reported by the next write.
         }

@@ -380,6 +380,12 @@ export class IdbHost implements StorageHost {
     return f;
   }
 
+  /** A copy of a file's bytes as a Blob (an export's zip handed over). */
+  async blob(path: string): Promise<Blob> {
+    const f = this.file(path);
+    return new Blob([f.data.slice(0, f.size)], { type: 'application/octet-stream' });
+  }
+
   open(path: string, mode: 'r' | 'w' | 'a'): number {
     const p = normalize(path);
     let f = this.files.get(p);

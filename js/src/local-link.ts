@@ -47,8 +47,13 @@ const OPS = new Set([
   'setLevelDatSnbt',
   'snbtTree',
   'exportMcworld',
+  'exportBegin',
+  'exportStep',
+  'exportCancel',
+  'exportFinish',
   'importMcworld',
   'dropMemStore',
+  'memoryBytes',
 ]);
 
 /** Runs one named engine operation now (only open/openWorld/close return promises). */

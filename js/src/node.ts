@@ -34,7 +34,7 @@ export function getEngine(): Engine {
     engine = new Engine(
       { Database } as unknown as WasmModule,
       (kind: StorageKind, _location: string, extra: unknown): HostLease => {
-        if (kind === 'fs') return { host };
+        if (kind === 'fs') return { host, removeDir: (p) => fs.rmSync(p, { recursive: true, force: true }) };
         if (kind === 'mem') return { host: undefined };
         if (kind === 'host') return { host: extra as StorageHost };
         throw invalidArgument(`storage '${kind}' is only available in browsers`);

@@ -551,6 +551,24 @@ export class OpfsPool implements StorageHost {
     this.fds.delete(fd);
   }
 
+  /** A file of the pool as a Blob of its OPFS file (after the pool's header), not read into
+   * memory: the file's handle is closed and the slot parked (an export's zip, handed over
+   * just before the pool is released). It stays readable while the file is unchanged. */
+  async blob(path: string): Promise<Blob> {
+    const slot = this.slot(path);
+    if (slot.writers > 0) throw hostError('EBUSY', `${path} is still being written`);
+    if (slot.handle) {
+      const handle = slot.handle;
+      handle.flush();
+      handle.close();
+      this.handles.delete(handle);
+      slot.handle = null;
+    }
+    const file = await (await this.dir.getFileHandle(slot.name)).getFile();
+    slot.file = file;
+    return file.slice(HEADER, file.size, 'application/octet-stream');
+  }
+
   /** Every file's path (the engine's names, relative to the OPFS root of the pools). */
   paths(): string[] {
     return [...this.byPath.keys()];

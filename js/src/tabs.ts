@@ -24,7 +24,7 @@ import type { Link } from './db.js';
 import { StrataError, toErrorShape, toStrataError, type ErrorShape } from './errors.js';
 
 /** Operations whose first argument is a cursor id, not the database handle. */
-const CURSOR_OPS = new Set(['nextv', 'seek', 'closeIterator']);
+const CURSOR_OPS = new Set(['nextv', 'seek', 'closeIterator', 'exportStep', 'exportCancel', 'exportFinish', 'exportDiscard']);
 /** Reads with no state on the leader: a follower resends them to the next leader instead of
  * rejecting with LEVEL_CONNECTION_LOST (writes, iterators and snapshots are not resent). */
 const RESENDABLE = new Set([

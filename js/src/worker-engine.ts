@@ -20,12 +20,15 @@ async function hostFor(kind: StorageKind, location: string, extra: unknown): Pro
     case 'mem':
       return { host: undefined };
     case 'opfs': {
-      const pool = await OpfsPool.open(location, (extra ?? {}) as OpfsOptions);
-      return { host: pool, prepare: () => pool.prepare(), release: () => pool.release() };
+      const { scratch, ...opts } = (extra ?? {}) as OpfsOptions & { scratch?: boolean };
+      const pool = await OpfsPool.open(location, opts);
+      const destroy = scratch === true ? () => destroyOpfs(location) : undefined;
+      return { host: pool, prepare: () => pool.prepare(), release: () => pool.release(), blob: (p) => pool.blob(p), destroy };
     }
     case 'idb': {
       const host = await IdbHost.open(location);
-      return { host, settle: () => host.settle(), release: () => host.release() };
+      const destroy = (extra as { scratch?: boolean } | undefined)?.scratch === true ? () => IdbHost.destroy(location) : undefined;
+      return { host, settle: () => host.settle(), release: () => host.release(), blob: (p) => host.blob(p), destroy };
     }
     case 'files': {
       // The files, or { files, cacheBytes } (world.ts filesExtra).
@@ -205,6 +208,18 @@ export class WorkerEngine {
     if (op === 'defaultStorage') return { value: await defaultStorage() };
     if (op === 'destroy') return { value: await ((args[1] ?? 'opfs') === 'idb' ? IdbHost.destroy(args[0] as string) : destroyOpfs(args[0] as string)) };
     if (op === 'import') return { value: await importFiles((args[2] ?? 'opfs') as StorageKind, args[0] as string, args[1] as ImportFile[]) };
+    if (op === 'exportBegin') {
+      // The scratch store: the world's own kind when it is a browser store, else the default.
+      const scratch = args[1] as { kind?: StorageKind; location: string; dir: string };
+      const kind = scratch.kind === 'opfs' || scratch.kind === 'idb' ? scratch.kind : await defaultStorage();
+      const extra = kind === 'opfs' ? { maxHandles: 64, scratch: true } : { scratch: true };
+      return runOp(e, op, [args[0], { ...scratch, kind }, extra], true);
+    }
+    if (op === 'exportDiscard') {
+      // Removes a finished export's scratch store (its zip); nothing there is fine.
+      const kind = args[1] === 'idb' ? 'idb' : 'opfs';
+      return { value: await (kind === 'idb' ? IdbHost.destroy(args[0] as string) : destroyOpfs(args[0] as string)) };
+    }
     if (op === 'export') return { value: await exportFiles((args[2] ?? 'opfs') as StorageKind, args[0] as string, args[1] as FileSystemDirectoryHandle | undefined) };
     return runOp(e, op, args, true);
   }

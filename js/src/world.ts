@@ -12,8 +12,8 @@
 
 import { toBytes, type Input } from './codec.js';
 import { Db, type Link, type OpenOptions } from './db.js';
-import { engineOptions, type MapLayer, type StorageKind, type WasmMapImage } from './engine.js';
-export type { MapLayer } from './engine.js';
+import { engineOptions, type ExportProgress, type MapLayer, type StorageKind, type WasmMapImage } from './engine.js';
+export type { ExportProgress, MapLayer } from './engine.js';
 import { StrataError, invalidArgument, toStrataError } from './errors.js';
 import type { SnbtRoot } from './snbt-tree.js';
 
@@ -155,6 +155,49 @@ export interface McworldImport {
   rootInZip: string;
   files: number;
   bytes: number;
+}
+
+/** Options of `World.exportMcworldTo`. */
+export interface ExportMcworldOptions {
+  /** Node: the `.mcworld` file to write (required there; replaced atomically at the end).
+   * The export works in a temporary folder beside it, `.<name>.strata-export`. Browsers:
+   * not accepted (the zip is written into browser storage and handed over as a Blob). */
+  path?: string;
+  /** Called after every step, and once more at the end (`phase: 'done'`). */
+  onProgress?: (progress: ExportProgress) => void;
+  /** Aborting stops the export at its next step, removes its temporary files and rejects
+   * with the signal's reason (an `AbortError`). The world is untouched either way. */
+  signal?: AbortSignal;
+  /** Bytes copied or zipped per step (default 4 MiB, at least 64 KiB): the grain of progress
+   * and cancel. */
+  stepBytes?: number;
+}
+
+/** A finished streamed export. */
+export interface ExportedMcworld {
+  /** Files in the zip and their bytes (after compaction). */
+  files: number;
+  bytes: number;
+  /** Bytes of the `.mcworld`. */
+  size: number;
+  /** Node: the file written. */
+  path?: string;
+  /** Browsers: the `.mcworld` as a Blob of the file in browser storage (OPFS: the file
+   * itself, not a copy in memory; IndexedDB: a copy). */
+  file?: Blob;
+  /** Browsers: removes the file behind `file` from browser storage (once it is downloaded;
+   * the next export removes it too). Node: nothing to do. */
+  discard(): Promise<void>;
+}
+
+/** The browser-storage location of a streamed export's scratch store (one per origin: a
+ * second export at once, in another tab, gets LEVEL_LOCKED). */
+export const EXPORT_SCRATCH = '.strata-export';
+
+const inNode = (): boolean => typeof (globalThis as { process?: { versions?: { node?: unknown } } }).process?.versions?.node === 'string';
+
+function abortError(signal: AbortSignal): unknown {
+  return signal.reason ?? Object.assign(new Error('The export was aborted'), { name: 'AbortError' });
 }
 
 function hexBytes(hex: string): Uint8Array {
@@ -419,6 +462,62 @@ export class World {
    * the world's size), then the bytes are handed over. Works on read-only worlds too. */
   async exportMcworld(): Promise<Uint8Array> {
     return (await this.call('exportMcworld', [])) as Uint8Array;
+  }
+
+  /** The world as a `.mcworld` written through storage, in steps, instead of memory: the
+   * world's files are copied into a temporary folder (browsers: OPFS, or IndexedDB where OPFS
+   * is missing; Node: beside `path`), the copy is compacted there (so deleted data is gone)
+   * and zipped into a file there; engine memory stays bounded (caches and buffers) whatever
+   * the world's size. The zip equals `exportMcworld()`'s byte for byte. Progress after every
+   * step; `signal` cancels. Browsers: resolves with `file`, a Blob of the zip in browser
+   * storage (`discard()` it once downloaded); Node: writes `path`. Temporary files are removed
+   * on success, failure (e.g. a full disk or an exhausted quota: LEVEL_IO_ERROR with kind
+   * `NoSpace`) and cancel; a crash's leftovers by the next export. Works on read-only worlds. */
+  async exportMcworldTo(options: ExportMcworldOptions = {}): Promise<ExportedMcworld> {
+    if (typeof options !== 'object' || options === null) throw invalidArgument('options must be an object');
+    const { path, onProgress, signal } = options;
+    const step = options.stepBytes ?? 4 << 20;
+    if (!Number.isInteger(step) || step < 64 << 10) throw invalidArgument('stepBytes must be an integer >= 65536');
+    if (onProgress !== undefined && typeof onProgress !== 'function') throw invalidArgument('onProgress must be a function');
+    const node = inNode();
+    let scratch: { kind?: StorageKind; location: string; dir: string };
+    if (node) {
+      if (typeof path !== 'string' || path === '' || path.endsWith('/')) throw invalidArgument('exportMcworldTo needs { path } in Node: the .mcworld file to write');
+      const slash = path.lastIndexOf('/');
+      const folder = slash < 0 ? '.' : slash === 0 ? '/' : path.slice(0, slash);
+      const dir = `${folder === '/' ? '' : folder}/.${path.slice(slash + 1)}.strata-export`;
+      scratch = { kind: 'fs', location: folder, dir: slash < 0 ? dir.slice(2) : dir };
+    } else {
+      if (path !== undefined) throw invalidArgument('exportMcworldTo: path is for Node; browsers get the zip as a Blob (file)');
+      scratch = { kind: this.db.storage, location: EXPORT_SCRATCH, dir: `${EXPORT_SCRATCH}/export` };
+    }
+    if (signal?.aborted) throw abortError(signal);
+    const eh = (await this.call('exportBegin', [scratch])) as number;
+    const run = async (op: string, args: unknown[]): Promise<unknown> => {
+      try {
+        return await this.link.call(op, [eh, ...args]);
+      } catch (e) {
+        throw toStrataError(e);
+      }
+    };
+    let finished = false;
+    try {
+      while (!finished) {
+        if (signal?.aborted) throw abortError(signal);
+        const p = (await run('exportStep', [step])) as ExportProgress & { finished: boolean };
+        finished = p.finished;
+        const { finished: _f, ...progress } = p;
+        onProgress?.(progress);
+      }
+      if (signal?.aborted) throw abortError(signal);
+      const { store, ...r } = (await run('exportFinish', [node ? path : undefined])) as Omit<ExportedMcworld, 'discard'> & { store: StorageKind };
+      const link = this.link;
+      const discard = node ? async () => {} : async () => void (await link.call('exportDiscard', [EXPORT_SCRATCH, store]));
+      return { ...r, discard };
+    } catch (e) {
+      await this.link.call('exportCancel', [eh]).catch(() => {});
+      throw e;
+    }
   }
 
   /** Closes the world (and frees the in-memory copy of a `.mcworld`). Idempotent. */

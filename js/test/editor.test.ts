@@ -2,7 +2,8 @@
 // of shared worlds: deleteChunks/prune give the native CLI's exact figures and the same
 // contents as the CLI's edit when both are read by Mojang's LevelDB (amulet-leveldb);
 // snbt/setNbt/setLevelDat round-trip and change exactly one tag (amulet-nbt); exportMcworld
-// bytes unzip into a world Mojang's LevelDB reads; read-only worlds and hostile input are
+// bytes unzip into a world Mojang's LevelDB reads; exportMcworldTo (streamed through a
+// temporary folder) writes the same bytes with monotone progress, and an abort leaves nothing; read-only worlds and hostile input are
 // refused with the documented codes and nothing is written.
 
 import { execFileSync } from 'node:child_process';
@@ -28,6 +29,16 @@ function nbtDiff(a: string, b: string, skip: number): string[] {
 
 function unzip(zip: string, dest: string): void {
   execFileSync('python3', ['-c', 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])', zip, dest]);
+}
+
+/** CRC-32 (zip's), for exact figures of a whole file. */
+function crc32(data: Uint8Array): number {
+  let c = ~0;
+  for (const b of data) {
+    c ^= b;
+    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
+  }
+  return ~c >>> 0;
 }
 
 function worldCopy(name: string): string {
@@ -230,6 +241,81 @@ describe('World editor (Node)', () => {
       '"a\\tb"',
     ]);
     expect(printSnbtTree([{ name: '', tag: { t: 'list', e: 'compound', v: [] } }, { name: 'n m', tag: emptyNode('compound') }])).toBe('[compound;]\n"n m": {}\n');
+  test('exportMcworldTo: streamed through a temporary folder, the same bytes, progress, abort', async () => {
+    const dir = worldCopy('amulet_1_16');
+    const tree = () =>
+      fs
+        .readdirSync(dir, { recursive: true, encoding: 'utf8' })
+        .sort()
+        .map((f) => {
+          const p = path.join(dir, f);
+          return [f, fs.statSync(p).isFile() ? fs.statSync(p).size : null, fs.statSync(p).isFile() ? crc32(fs.readFileSync(p)) : null] as const;
+        });
+    const before = tree();
+    expect(before.length).toBe(10); // 9 files and db/
+    const w = await openWorld(dir);
+    const out = path.join(tempDir('export'), 'w.mcworld');
+    const events: Array<{ phase: string; done: number; total: number; files: number; bytes: number }> = [];
+    const r = await w.exportMcworldTo({ path: out, onProgress: (p) => events.push(p), stepBytes: 256 << 10 });
+    const zip = fs.readFileSync(out);
+    // The in-memory export's bytes, and the native CLI's (tests/export_stream.rs: 1,596,287
+    // bytes, CRC-32 0x54997662).
+    expect(zip.equals(Buffer.from(await w.exportMcworld()))).toBe(true);
+    expect(zip.length).toBe(1_596_287);
+    expect(crc32(zip)).toBe(0x54997662);
+    expect(r).toMatchObject({ files: 9, size: 1_596_287, path: out });
+    expect(r.bytes).toBe(events.at(-1)!.bytes);
+    // Nothing left beside it: the temporary folder is gone.
+    expect(fs.readdirSync(path.dirname(out))).toEqual(['w.mcworld']);
+    // Progress: phases in order, done monotone within one, never past total, ending done.
+    const order = ['copy', 'compact', 'zip', 'done'];
+    for (let i = 1; i < events.length; i++) {
+      const [a, b] = [events[i - 1]!, events[i]!];
+      expect(order.indexOf(b.phase)).toBeGreaterThanOrEqual(order.indexOf(a.phase));
+      if (a.phase === b.phase) expect(b.done).toBeGreaterThanOrEqual(a.done);
+      expect(b.done).toBeLessThanOrEqual(b.total);
+    }
+    expect(new Set(events.map((e) => e.phase))).toEqual(new Set(order));
+    const copy = events.filter((e) => e.phase === 'copy');
+    // The world's bytes, 256 KiB a step.
+    const worldBytes = before.filter(([f, n]) => n !== null && !['LOCK', 'LOCK.owner'].includes(path.basename(f))).reduce((sum, [, n]) => sum + n!, 0);
+    expect(copy.at(-1)).toMatchObject({ done: worldBytes, total: worldBytes });
+    expect(copy.length).toBe(Math.ceil(worldBytes / (256 << 10)));
+    const last = events.at(-1)!;
+    expect(last.phase).toBe('done');
+    expect(last.done).toBe(last.total);
+    expect(last.files).toBe(9);
+
+    // Abort during the compaction: rejects with the reason, nothing written, nothing left.
+    const out2 = path.join(tempDir('export'), 'aborted.mcworld');
+    const ac = new AbortController();
+    const seen: string[] = [];
+    const err = await w
+      .exportMcworldTo({
+        path: out2,
+        signal: ac.signal,
+        onProgress: (p) => {
+          seen.push(p.phase);
+          if (p.phase === 'compact') ac.abort();
+        },
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect((err as Error).name).toBe('AbortError');
+    expect(seen.at(-1)).toBe('compact');
+    expect(seen.includes('zip')).toBe(false);
+    expect(fs.readdirSync(path.dirname(out2))).toEqual([]);
+    // Aborted before it starts: nothing either.
+    await expect(w.exportMcworldTo({ path: out2, signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+    expect(fs.readdirSync(path.dirname(out2))).toEqual([]);
+    await rejects(w.exportMcworldTo({ path: out2, stepBytes: 1000 }), 'LEVEL_INVALID_ARGUMENT', 'stepBytes');
+    await rejects(w.exportMcworldTo({}), 'LEVEL_INVALID_ARGUMENT', 'path');
+    // A temporary folder inside the world is refused before anything is written.
+    await rejects(w.exportMcworldTo({ path: path.join(dir, 'x.mcworld') }), 'LEVEL_INVALID_ARGUMENT', 'outside the world');
+    await w.close();
+    expect(tree()).toEqual(before);
   });
 
   test('read-only worlds and hostile input: refused, nothing written', async () => {

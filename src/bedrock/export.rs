@@ -16,7 +16,7 @@ use super::db_dir_of;
 use super::zip_writer::ZipWriter;
 use crate::error::{Error, Result};
 use crate::storage::{self, Storage};
-use crate::{Db, Options};
+use crate::Db;
 
 /// What an export wrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -100,17 +100,18 @@ pub fn copy_world(src: &dyn Storage, root: &str, dst: &dyn Storage, dest: &str) 
     Ok(bytes)
 }
 
-/// Opens the world's db at `root` writable (Bedrock profile), compacts every level into new
+/// Opens the world's db at `root` writable (Bedrock profile, inline compaction: the same
+/// steps as the streamed export's, so the same tables), compacts every level into new
 /// tables and closes it: the log is emptied, deleted records are gone from the files.
 pub fn compact(storage: Arc<dyn Storage>, root: &str) -> Result<()> {
     let dir = db_dir_of(&*storage, root);
-    let db = Db::open(storage, &dir, Options::bedrock())?;
+    let db = Db::open(storage, &dir, super::export_stream::scratch_options())?;
     db.compact_range(None, None)?;
     db.close()
 }
 
 /// Files up to this size that are not tables are deflated (read whole); larger ones stored.
-const DEFLATE_MAX: u64 = 64 << 20;
+pub(crate) const DEFLATE_MAX: u64 = 64 << 20;
 
 /// Zips the world at `root` of `storage` into `out` as a `.mcworld`.
 pub fn write_zip<W: Write + Seek>(

@@ -13,6 +13,7 @@ pub mod colours;
 pub mod edit;
 pub mod entities;
 pub mod export;
+pub mod export_stream;
 pub mod keys;
 pub mod legacy;
 pub mod level_dat;

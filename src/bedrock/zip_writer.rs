@@ -4,8 +4,11 @@
 //!
 //! Invariants: an entry's sizes are known before its local header is written (stored data
 //! comes with its size; deflated data is compressed first, with miniz_oxide's deflater that
-//! the engine already links for tables); its CRC-32 is computed while the data streams and
-//! patched into the local header afterwards (hence `Seek`); names are `/`-separated, flagged
+//! the engine already links for tables); its CRC-32 is either known first (deflated data; a
+//! stored entry begun with `begin_stored`, whose caller read the data once for it: then the
+//! output is only appended to, e.g. a storage file) or computed while the data streams and
+//! patched into the local header afterwards (`stored`, which needs `Seek`); the bytes are the
+//! same either way; names are `/`-separated, flagged
 //! UTF-8 when not ASCII; timestamps are the DOS epoch (1980-01-01), so an export of the same
 //! files is byte-identical.
 
@@ -31,10 +34,12 @@ struct Entry {
 }
 
 /// Writes entries one after another, then the central directory on `finish`.
-pub struct ZipWriter<W: Write + Seek> {
+pub struct ZipWriter<W: Write> {
     out: W,
     pos: u64,
     entries: Vec<Entry>,
+    /// A stored entry begun by `begin_stored`: (entry, bytes written so far).
+    open: Option<(Entry, u64)>,
     /// Sizes and offsets at or above this use zip64 fields (u32::MAX; lowered in tests).
     limit: u64,
 }
@@ -45,7 +50,7 @@ fn err(e: std::io::Error) -> Error {
 
 const DOS_DATE: u16 = (1 << 5) | 1; // 1980-01-01
 
-impl<W: Write + Seek> ZipWriter<W> {
+impl<W: Write> ZipWriter<W> {
     pub fn new(out: W) -> Self {
         Self::with_limit(out, u32::MAX as u64)
     }
@@ -56,6 +61,7 @@ impl<W: Write + Seek> ZipWriter<W> {
             out,
             pos: 0,
             entries: Vec::new(),
+            open: None,
             limit: limit.min(u32::MAX as u64),
         }
     }
@@ -81,13 +87,15 @@ impl<W: Write + Seek> ZipWriter<W> {
         }
     }
 
-    /// Writes a local header for an entry of known sizes (CRC patched by `end_entry`).
+    /// Writes a local header for an entry of known sizes (a CRC of 0 is patched by
+    /// `end_entry`).
     fn begin_entry(
         &mut self,
         name: &str,
         method: Method,
         size: u64,
         compressed: u64,
+        crc: u32,
     ) -> Result<u64> {
         let offset = self.pos;
         let big = size >= self.limit || compressed >= self.limit;
@@ -98,7 +106,7 @@ impl<W: Write + Seek> ZipWriter<W> {
         h.extend_from_slice(&Self::method_id(method).to_le_bytes());
         h.extend_from_slice(&0u16.to_le_bytes()); // time
         h.extend_from_slice(&DOS_DATE.to_le_bytes());
-        h.extend_from_slice(&0u32.to_le_bytes()); // CRC, patched by end_entry
+        h.extend_from_slice(&crc.to_le_bytes());
         let (c32, s32) = if big {
             (u32::MAX, u32::MAX)
         } else {
@@ -119,43 +127,53 @@ impl<W: Write + Seek> ZipWriter<W> {
         Ok(offset)
     }
 
-    fn end_entry(&mut self, e: Entry) -> Result<()> {
-        let end = self.pos;
-        self.out.seek(SeekFrom::Start(e.offset + 14)).map_err(err)?;
-        self.out.write_all(&e.crc.to_le_bytes()).map_err(err)?;
-        self.out.seek(SeekFrom::Start(end)).map_err(err)?;
-        self.entries.push(e);
-        Ok(())
-    }
-
-    /// A stored entry of `size` bytes, which `fill` writes into the sink it is given.
-    pub fn stored(
-        &mut self,
-        name: &str,
-        size: u64,
-        fill: impl FnOnce(&mut Sink<'_, W>) -> Result<()>,
-    ) -> Result<()> {
-        let offset = self.begin_entry(name, Method::Stored, size, size)?;
-        let mut sink = Sink {
-            zip: self,
-            crc: crc32fast::Hasher::new(),
-            written: 0,
-        };
-        fill(&mut sink)?;
-        let (written, crc) = (sink.written, sink.crc.finalize());
-        if written != size {
-            return Err(Error::io(format!(
-                "mcworld: {name}: {written} bytes written, {size} announced"
-            )));
+    /// A stored entry of `size` bytes whose CRC-32 the caller computed: its data follows by
+    /// `data` calls, then `end_stored`. Needs no `Seek`.
+    pub fn begin_stored(&mut self, name: &str, size: u64, crc: u32) -> Result<()> {
+        if self.open.is_some() {
+            return Err(Error::invalid_argument("mcworld: an entry is still open"));
         }
-        self.end_entry(Entry {
+        let offset = self.begin_entry(name, Method::Stored, size, size, crc)?;
+        let e = Entry {
             name: name.to_string(),
             method: Method::Stored,
             crc,
             size,
             compressed: size,
             offset,
-        })
+        };
+        self.open = Some((e, 0));
+        Ok(())
+    }
+
+    /// More data of the entry begun by `begin_stored`.
+    pub fn data(&mut self, b: &[u8]) -> Result<()> {
+        let Some((e, written)) = self.open.as_mut() else {
+            return Err(Error::invalid_argument("mcworld: no entry is open"));
+        };
+        *written += b.len() as u64;
+        if *written > e.size {
+            return Err(Error::io(format!(
+                "mcworld: {}: more than the {} bytes announced",
+                e.name, e.size
+            )));
+        }
+        self.put(b)
+    }
+
+    /// Ends the entry begun by `begin_stored` (all its bytes written).
+    pub fn end_stored(&mut self) -> Result<()> {
+        let Some((e, written)) = self.open.take() else {
+            return Err(Error::invalid_argument("mcworld: no entry is open"));
+        };
+        if written != e.size {
+            return Err(Error::io(format!(
+                "mcworld: {}: {written} bytes written, {} announced",
+                e.name, e.size
+            )));
+        }
+        self.entries.push(e);
+        Ok(())
     }
 
     /// A deflated entry holding `data`.
@@ -163,20 +181,34 @@ impl<W: Write + Seek> ZipWriter<W> {
         let crc = crc32fast::hash(data);
         let d = miniz_oxide::deflate::compress_to_vec(data, 6);
         let (size, compressed) = (data.len() as u64, d.len() as u64);
-        let offset = self.begin_entry(name, Method::Deflated, size, compressed)?;
+        let offset = self.begin_entry(name, Method::Deflated, size, compressed, crc)?;
         self.put(&d)?;
-        self.end_entry(Entry {
+        self.entries.push(Entry {
             name: name.to_string(),
             method: Method::Deflated,
             crc,
             size,
             compressed,
             offset,
-        })
+        });
+        Ok(())
+    }
+
+    /// The output.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
+    /// Bytes written so far.
+    pub fn position(&self) -> u64 {
+        self.pos
     }
 
     /// Writes the central directory and returns the output.
     pub fn finish(mut self) -> Result<W> {
+        if self.open.is_some() {
+            return Err(Error::invalid_argument("mcworld: an entry is still open"));
+        }
         let cd_start = self.pos;
         let entries = std::mem::take(&mut self.entries);
         for e in &entries {
@@ -266,14 +298,55 @@ impl<W: Write + Seek> ZipWriter<W> {
     }
 }
 
+impl<W: Write + Seek> ZipWriter<W> {
+    fn end_entry(&mut self, e: Entry) -> Result<()> {
+        let end = self.pos;
+        self.out.seek(SeekFrom::Start(e.offset + 14)).map_err(err)?;
+        self.out.write_all(&e.crc.to_le_bytes()).map_err(err)?;
+        self.out.seek(SeekFrom::Start(end)).map_err(err)?;
+        self.entries.push(e);
+        Ok(())
+    }
+
+    /// A stored entry of `size` bytes, which `fill` writes into the sink it is given.
+    pub fn stored(
+        &mut self,
+        name: &str,
+        size: u64,
+        fill: impl FnOnce(&mut Sink<'_, W>) -> Result<()>,
+    ) -> Result<()> {
+        let offset = self.begin_entry(name, Method::Stored, size, size, 0)?;
+        let mut sink = Sink {
+            zip: self,
+            crc: crc32fast::Hasher::new(),
+            written: 0,
+        };
+        fill(&mut sink)?;
+        let (written, crc) = (sink.written, sink.crc.finalize());
+        if written != size {
+            return Err(Error::io(format!(
+                "mcworld: {name}: {written} bytes written, {size} announced"
+            )));
+        }
+        self.end_entry(Entry {
+            name: name.to_string(),
+            method: Method::Stored,
+            crc,
+            size,
+            compressed: size,
+            offset,
+        })
+    }
+}
+
 /// Where a stored entry's bytes go (CRC-32 computed on the way).
-pub struct Sink<'a, W: Write + Seek> {
+pub struct Sink<'a, W: Write> {
     zip: &'a mut ZipWriter<W>,
     crc: crc32fast::Hasher,
     written: u64,
 }
 
-impl<W: Write + Seek> Sink<'_, W> {
+impl<W: Write> Sink<'_, W> {
     pub fn write(&mut self, data: &[u8]) -> Result<()> {
         self.crc.update(data);
         self.written += data.len() as u64;

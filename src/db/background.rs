@@ -362,38 +362,43 @@ impl DbInner {
         doomed
     }
 
-    /// Compacts the files of `level` overlapping `[begin, end]` into `level + 1`, waiting
-    /// until done.
-    pub(super) fn manual_compaction(
+    /// One step of a stepped range compaction at `steps.level` (see `Db::compact_step`):
+    /// registers the request (waiting for another one to finish), then lets one step of
+    /// background work happen. Returns (level finished, input bytes compacted by the step).
+    pub(super) fn manual_compaction_step(
         &self,
-        level: usize,
-        begin: Option<&[u8]>,
-        end: Option<&[u8]>,
-    ) -> Result<()> {
+        steps: &mut super::CompactSteps,
+    ) -> Result<(bool, u64)> {
         let mut st = self.state.lock().unwrap();
-        while st.manual.is_some() {
-            st = self.bg_cv.wait(st).unwrap();
-        }
-        st.manual = Some(ManualCompaction {
-            level,
-            begin: begin.map(|b| b.to_vec()),
-            end: end.map(|e| e.to_vec()),
-            done: false,
-        });
-        loop {
-            if let Some(e) = &st.bg_error {
-                let e = e.clone();
-                st.manual = None;
-                return Err(e);
+        if !steps.active {
+            while st.manual.is_some() {
+                st = self.bg_cv.wait(st).unwrap();
             }
-            if st.manual.as_ref().is_some_and(|m| m.done) {
-                break;
-            }
-            st = self.await_background_step(st);
+            st.manual = Some(ManualCompaction {
+                level: steps.level,
+                begin: steps.begin.clone(),
+                end: steps.end.clone(),
+                done: false,
+            });
+            steps.active = true;
         }
-        st.manual = None;
-        self.bg_cv.notify_all();
-        Ok(())
+        if let Some(e) = &st.bg_error {
+            let e = e.clone();
+            st.manual = None;
+            steps.active = false;
+            self.bg_cv.notify_all();
+            return Err(e);
+        }
+        if st.manual.as_ref().is_some_and(|m| m.done) {
+            st.manual = None;
+            steps.active = false;
+            self.bg_cv.notify_all();
+            return Ok((true, 0));
+        }
+        let before = level_bytes(&mut st, steps.level);
+        let mut st = self.await_background_step(st);
+        let after = level_bytes(&mut st, steps.level);
+        Ok((false, before.saturating_sub(after)))
     }
 
     /// Lets one step of background work happen: waits for the background thread, or runs
@@ -423,4 +428,12 @@ impl DbInner {
             None => Ok(()),
         }
     }
+}
+
+/// Bytes of the tables at `level` of the current Version.
+fn level_bytes(st: &mut State, level: usize) -> u64 {
+    st.versions.current().files[level]
+        .iter()
+        .map(|f| f.file_size)
+        .sum()
 }

@@ -182,6 +182,29 @@ impl RecoveryInfo {
 }
 
 /// A manual compaction in progress.
+/// A range compaction in progress (`Db::compact_range_steps`).
+#[derive(Debug)]
+pub struct CompactSteps {
+    begin: Option<Vec<u8>>,
+    end: Option<Vec<u8>>,
+    level: usize,
+    /// Set by the first step (after the memtable flush).
+    max_level: Option<usize>,
+    /// This range compaction's request is the one in `State::manual`.
+    active: bool,
+    estimate: u64,
+    done_bytes: u64,
+}
+
+impl CompactSteps {
+    /// Bytes of input tables compacted so far, and an estimate of the whole (the bytes above
+    /// the last level, each counted once per level it moves down); 0 before the first step.
+    /// The estimate can be passed when compaction drops data; it is a progress figure only.
+    pub fn progress(&self) -> (u64, u64) {
+        (self.done_bytes, self.estimate)
+    }
+}
+
 struct ManualCompaction {
     level: usize,
     begin: Option<Vec<u8>>,
@@ -473,25 +496,68 @@ impl Db {
     /// Flushes the memtable to a table and compacts every level overlapping
     /// `[begin, end]` (user keys; `None` = unbounded) down as far as it goes.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        let mut steps = self.compact_range_steps(begin, end)?;
+        while !self.compact_step(&mut steps)? {}
+        Ok(())
+    }
+
+    /// `compact_range` in bounded pieces, for hosts that must yield between them (a wasm
+    /// export reports progress and can stop): `compact_step` until it returns true. The
+    /// same work in the same order as `compact_range`, so the same files result.
+    pub fn compact_range_steps(
+        &self,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<CompactSteps> {
         if self.inner.options.read_only {
             return Err(Error::not_supported("the database was opened read-only"));
         }
-        self.flush()?;
-        let max_level = {
+        Ok(CompactSteps {
+            begin: begin.map(<[u8]>::to_vec),
+            end: end.map(<[u8]>::to_vec),
+            level: 0,
+            max_level: None,
+            active: false,
+            estimate: 0,
+            done_bytes: 0,
+        })
+    }
+
+    /// One piece of a range compaction: the memtable flush first, then one compaction
+    /// (at most about `max_file_size` of inputs below level 0). Returns true when finished.
+    pub fn compact_step(&self, steps: &mut CompactSteps) -> Result<bool> {
+        if steps.max_level.is_none() {
+            self.flush()?;
+            let (begin, end) = (steps.begin.as_deref(), steps.end.as_deref());
             let mut st = self.inner.state.lock().unwrap();
             let v = st.versions.current();
+            drop(st);
             let mut max = 1;
             for level in 1..crate::options::config::NUM_LEVELS {
                 if !v.overlapping_inputs(level, begin, end).is_empty() {
                     max = level;
                 }
             }
-            max
-        };
-        for level in 0..max_level {
-            self.inner.manual_compaction(level, begin, end)?;
+            // Data at level l is rewritten about (max - l) times on its way down.
+            steps.estimate = (0..max)
+                .map(|l| {
+                    let bytes: u64 = v.files[l].iter().map(|f| f.file_size).sum();
+                    bytes * (max - l) as u64
+                })
+                .sum();
+            steps.max_level = Some(max);
+            return Ok(false);
         }
-        Ok(())
+        let max = steps.max_level.unwrap_or(0);
+        while steps.level < max {
+            let (finished, bytes) = self.inner.manual_compaction_step(steps)?;
+            steps.done_bytes += bytes;
+            if !finished {
+                return Ok(false);
+            }
+            steps.level += 1;
+        }
+        Ok(true)
     }
 
     /// Writes the memtable to a level-0 table (even if it is not full) and waits for it.

@@ -21,6 +21,7 @@ use crate::storage::js_host::{JsHostStorage, StorageHost};
 use crate::storage::{MemStorage, Storage};
 use crate::{CompressionType, Db};
 
+mod export;
 mod world;
 
 thread_local! {

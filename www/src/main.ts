@@ -17,6 +17,7 @@
 
 import {
   defaultStorage,
+  engineMemory,
   openMcworld,
   openWorld,
   terminateWorker,
@@ -1100,6 +1101,10 @@ document.addEventListener('drop', (ev) => {
 
 /** For tests: the canvas point of block (x, z) on the current map. */
 (window as unknown as { strataViewer: unknown }).strataViewer = {
+  /** Bytes of the engine's wasm memory (its peak so far). */
+  engineMemory: () => engineMemory(),
+  /** Bytes per `.mcworld` export step (small: a cancel lands mid-export). */
+  setExportStep: (n: number | undefined) => void (editor.exporter.stepBytes = n),
   pointOf: (x: number, z: number) => mapView.pointOf(x, z),
   /** The block at the map's centre and the zoom. */
   view: () => mapView.view(),
@@ -1158,6 +1163,7 @@ $('open-demo').addEventListener('click', () => {
 // The editor: the first edit reopens the world writable on a copy; the original is never written.
 const editorHost: EditorHost = {
     world: () => world,
+    worldName: () => summary?.levelDat?.name,
     dimension: () => Number(dimensionSel.value) as 0 | 1 | 2,
     writable: async () => {
       if (world?.writable) return world;
@@ -1202,6 +1208,8 @@ const editor = new Editor(
     deleteBtn: $<HTMLButtonElement>('delete-chunks'),
     pruneBtn: $<HTMLButtonElement>('prune'),
     exportBtn: $<HTMLButtonElement>('export-mcworld'),
+    exportProgress: $('export-progress'),
+    exportCancel: $<HTMLButtonElement>('export-cancel'),
     saveFolderBtn: $<HTMLButtonElement>('save-to-folder'),
     dialog: $<HTMLDialogElement>('confirm-dialog'),
     dialogText: $('confirm-text'),

@@ -6,7 +6,8 @@
 // (`li[data-kind]`) and `#staged-summary` (data-chunks/records/bytes/entities) what they would delete
 // together (the engine's dry run), `#undo`/`#redo` (ctrl+z, ctrl+shift+z) move edits between
 // the staged list and the redo list, `#save-edits` applies them, `#discard-edits` drops them.
-// `#export-mcworld` saves staged edits first, then exports a `.mcworld` the game imports.
+// `#export-mcworld` saves staged edits first, then exports a `.mcworld` the game imports
+// (export.ts: streamed through browser storage, `#export-progress` with a cancel button).
 //
 // Invariants: the original world is never written. Saving reopens the world writable on a
 // copy (a `.mcworld`'s bytes unpacked in the engine's memory, or the world in browser storage,
@@ -17,6 +18,7 @@
 
 import type { Dimension, StagedEdit, World } from 'strata-level/browser';
 
+import { McworldExporter } from './export.js';
 import { NO_FOLDER_WRITES, canSaveToFolder, saveToFolder } from './save-folder.js';
 
 export type Rect = [number, number, number, number];
@@ -47,6 +49,8 @@ export interface EditorHost {
   /** The open world, if any. */
   world(): World | undefined;
   dimension(): Dimension;
+  /** The open world's name (level.dat's LevelName) as last read, if any. */
+  worldName?(): string | null | undefined;
   /** Reopens the current world writable on a copy (first edit), returning it. */
   writable(): Promise<World>;
   /** Redraws the summary and the map from the (edited) world. */
@@ -66,6 +70,8 @@ export class Editor {
   private redoable: Staged[] = [];
   /** Increments with every change of the staged list: a preview of an older list is dropped. */
   private stagedVersion = 0;
+  /** The `.mcworld` export (its progress box and cancel). */
+  readonly exporter: McworldExporter;
 
   constructor(
     private readonly host: EditorHost,
@@ -76,6 +82,8 @@ export class Editor {
       deleteBtn: HTMLButtonElement;
       pruneBtn: HTMLButtonElement;
       exportBtn: HTMLButtonElement;
+      exportProgress: HTMLElement;
+      exportCancel: HTMLButtonElement;
       saveFolderBtn: HTMLButtonElement;
       dialog: HTMLDialogElement;
       dialogText: HTMLElement;
@@ -91,6 +99,7 @@ export class Editor {
       discard: HTMLButtonElement;
     },
   ) {
+    this.exporter = new McworldExporter(host, els.exportProgress, els.exportCancel);
     els.undo.addEventListener('click', () => this.undo());
     els.redo.addEventListener('click', () => this.redo());
     els.save.addEventListener('click', () => void this.save());
@@ -333,24 +342,6 @@ export class Editor {
     if (!(await this.save())) return;
     const w = this.host.world();
     if (!w) return;
-    this.host.busy(true);
-    try {
-      this.host.say('Compacting and zipping the world…', 'busy');
-      const bytes = await w.exportMcworld();
-      const name = ((await w.summary()).levelDat?.name ?? 'world').replace(/[\\/:*?"<>|]/g, '_') || 'world';
-      const url = URL.createObjectURL(new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' }));
-      const a = document.createElement('a');
-      a.href = url;
-      a.download = `${name}.mcworld`;
-      document.body.append(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 60_000);
-      this.host.say(`Exported “${name}.mcworld” (${bytes.length.toLocaleString('en')} bytes): open it with Minecraft to import it.`);
-    } catch (e) {
-      this.host.fail(e, 'the export');
-    } finally {
-      this.host.busy(false);
-    }
+    await this.exporter.run(w);
   }
 }

@@ -1,7 +1,7 @@
 // Saving the edited world back to a folder on disk where the browser allows it (the File
 // System Access API's `showDirectoryPicker({ mode: 'readwrite' })`: Chromium-based browsers).
-// The world is exported as the game would import it (`World.exportMcworld()`: compacted, so
-// deleted data is gone) and unpacked into the folder the user picked: every file written
+// The world is exported as the game would import it (`World.exportMcworldTo()`: compacted in
+// browser storage, so deleted data is gone; the zip's file is removed afterwards) and unpacked into the folder the user picked: every file written
 // through a writable stream, subfolders created; a folder that already holds files is refused
 // (a world is never overwritten by mistake). Elsewhere (Firefox, Safari) the page says why
 // and offers the .mcworld download instead.
@@ -31,8 +31,14 @@ export async function saveToFolder(world: World, progress: (files: number, total
   for await (const _ of (dir as unknown as { keys(): AsyncIterable<string> }).keys()) {
     throw new Error(`“${dir.name}” is not empty: pick an empty folder (a world is never written over another one's files).`);
   }
-  const zip = await world.exportMcworld();
-  const { files } = await unzipWorld(zip as Uint8Array<ArrayBuffer>);
+  const exported = await world.exportMcworldTo();
+  let zip: Uint8Array<ArrayBuffer>;
+  try {
+    zip = new Uint8Array(await exported.file!.arrayBuffer());
+  } finally {
+    await exported.discard().catch(() => {});
+  }
+  const { files } = await unzipWorld(zip);
   let bytes = 0;
   for (let i = 0; i < files.length; i++) {
     const f = files[i]!;
