@@ -1,10 +1,12 @@
 // The world editor through the package's World API in Node (wasm engine, node:fs), on copies
 // of shared worlds: deleteChunks/prune give the native CLI's exact figures and the same
 // contents as the CLI's edit when both are read by Mojang's LevelDB (amulet-leveldb);
-// snbt/setNbt/setLevelDat round-trip and change exactly one tag (amulet-nbt); exportMcworld
-// bytes unzip into a world Mojang's LevelDB reads; exportMcworldTo (streamed through a
-// temporary folder) writes the same bytes with monotone progress, and an abort leaves nothing; read-only worlds and hostile input are
-// refused with the documented codes and nothing is written.
+// snbt/setNbt/setLevelDat round-trip and change exactly one tag (amulet-nbt); the SNBT tree
+// (snbtTree/printSnbtTree) prints every NBT record of every shared world back byte-identical
+// and its edits change exactly the edited tags; exportMcworld bytes unzip into a world
+// Mojang's LevelDB reads; exportMcworldTo (streamed through a temporary folder) writes the same
+// bytes with monotone progress, and an abort leaves nothing; read-only worlds, hostile input
+// and malformed staged edits are refused with the documented codes and nothing is written.
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -241,6 +243,8 @@ describe('World editor (Node)', () => {
       '"a\\tb"',
     ]);
     expect(printSnbtTree([{ name: '', tag: { t: 'list', e: 'compound', v: [] } }, { name: 'n m', tag: emptyNode('compound') }])).toBe('[compound;]\n"n m": {}\n');
+  });
+
   test('exportMcworldTo: streamed through a temporary folder, the same bytes, progress, abort', async () => {
     const dir = worldCopy('amulet_1_16');
     const tree = () =>
