@@ -667,6 +667,50 @@ describe('world viewer in Chromium', () => {
     expect(fs.readFileSync(file).equals(original)).toBe(true);
   });
 
+  test('browser storage full during an export: a clear message, no temporary files left, the world unchanged; with room, the same export succeeds', async () => {
+    const dir = path.join(worldsDir, 'amulet_1_18_vanilla');
+    const row = worlds().find((r) => r.name === 'amulet_1_18_vanilla')!;
+    const shown = await openWith('#open-folder', dir);
+    expect([shown.state, shown.entries, shown.crc32c]).toEqual(['ready', String(row.entries), String(row.crc32c)]);
+    const scratch = () =>
+      page.evaluate(async () => {
+        const names: string[] = [];
+        try {
+          const root = await (await navigator.storage.getDirectory()).getDirectoryHandle('strata');
+          for await (const n of (root as unknown as { keys(): AsyncIterable<string> }).keys()) if (n.includes('strata-export')) names.push(n);
+        } catch {
+          // no pool folder at all
+        }
+        return names;
+      });
+    const cdp = await context.newCDPSession(page);
+    // 2 MiB more than the origin uses (an earlier export's small zip included, which the
+    // export drops first): a copy of the world (15 MB) and its zip cannot fit.
+    const usage = await page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: usage + 2 * 1024 * 1024 });
+    try {
+      await page.click('#export-mcworld');
+      await page.waitForFunction(() => document.getElementById('export-progress')!.dataset.phase === 'failed');
+    } finally {
+      await cdp.send('Storage.overrideQuotaForOrigin', { origin });
+    }
+    expect(await page.textContent('#message')).toBe(
+      'Browser storage is full: the export needs room for a copy of the world and its zip. Its temporary files were removed and the world is unchanged. Delete a stored world to make room, then export again.',
+    );
+    expect(await scratch()).toEqual([]);
+    expect([await page.getAttribute('#world-summary', 'data-entries'), await page.getAttribute('#world-summary', 'data-crc32c')]).toEqual([String(row.entries), String(row.crc32c)]);
+    // With room again the same export completes: the Node export's bytes.
+    const ref = path.join(tempDir('quota-export-ref'), 'ref.mcworld');
+    const nw = await openWorld(dir);
+    await nw.exportMcworldTo({ path: ref });
+    await nw.close();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-mcworld')]);
+    await page.waitForFunction(() => /^Exported /.test(document.getElementById('message')!.textContent ?? ''));
+    const out = path.join(tempDir('quota-export'), download.suggestedFilename());
+    await download.saveAs(out);
+    expect(fs.readFileSync(out).equals(fs.readFileSync(ref))).toBe(true);
+  });
+
   test('the 160,000-chunk world (gen-world 400 × 400): exact figures; first picture, close-up screens and memory recorded; the map and a close-up saved', async () => {
     const dir = path.join(tempDir('huge-world'), 'huge');
     execFileSync(releaseCli, ['gen-world', dir, '--chunks-x', '400', '--chunks-z', '400', '--seed', '7']);

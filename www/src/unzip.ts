@@ -101,27 +101,65 @@ async function inflate(comp: Uint8Array<ArrayBuffer>, name: string, already: num
   return data;
 }
 
+/** Where a zip's bytes come from: bytes in memory, or a Blob (an OPFS file) read in slices, so
+ * an archive larger than memory is unpacked one entry at a time. */
+export interface ZipSource {
+  size: number;
+  read(at: number, length: number): Promise<Uint8Array<ArrayBuffer>>;
+}
+
+export function bytesSource(zip: Uint8Array<ArrayBuffer>): ZipSource {
+  // Copies: each entry's bytes get a buffer of their own (the unzip worker transfers them).
+  return { size: zip.length, read: async (at, length) => zip.slice(at, Math.min(zip.length, at + length)) };
+}
+
+export function blobSource(blob: Blob): ZipSource {
+  return { size: blob.size, read: async (at, length) => new Uint8Array(await blob.slice(at, at + length).arrayBuffer()) };
+}
+
 /** Unpacks the world inside `zip`. */
 export async function unzipWorld(zip: Uint8Array<ArrayBuffer>, progress?: (files: number, total: number) => void): Promise<Unzipped> {
-  const v = new DataView(zip.buffer, zip.byteOffset, zip.byteLength);
+  const files: Unzipped['files'] = [];
+  const { root } = await unzipEach(bytesSource(zip), async (name, data, n, total) => {
+    files.push({ name, data });
+    progress?.(n, total);
+  });
+  return { root, files };
+}
+
+/** Unpacks the world inside the zip of `src` one entry at a time: `onFile(name relative to the
+ * world's root, its bytes, entries done, entries in all)` (awaited before the next entry is
+ * read). Only the central directory and one entry are in memory at once. */
+export async function unzipEach(
+  src: ZipSource,
+  onFile: (name: string, data: Uint8Array, n: number, total: number) => Promise<void>,
+): Promise<{ root: string; files: number; bytes: number }> {
+  const tailAt = Math.max(0, src.size - 22 - 65_535);
+  const tail = await src.read(tailAt, src.size - tailAt);
+  const tv = new DataView(tail.buffer, tail.byteOffset, tail.byteLength);
   let eocd = -1;
-  for (let i = zip.length - 22; i >= Math.max(0, zip.length - 22 - 65_535); i--) {
-    if (v.getUint32(i, true) === 0x06054b50) {
+  for (let i = tail.length - 22; i >= 0; i--) {
+    if (tv.getUint32(i, true) === 0x06054b50) {
       eocd = i;
       break;
     }
   }
   if (eocd < 0) throw unreadable('no end of central directory record (truncated?)');
-  const count = v.getUint16(eocd + 10, true);
+  const count = tv.getUint16(eocd + 10, true);
   if (count === 0xffff) throw unreadable('zip64 archives are not supported');
   if (count > LIMITS.maxEntries) throw refuse(`${count} entries (at most ${LIMITS.maxEntries})`);
-  let p = v.getUint32(eocd + 16, true);
+  const cdSize = tv.getUint32(eocd + 12, true);
+  const cdAt = tv.getUint32(eocd + 16, true);
+  if (cdAt + cdSize > src.size) throw unreadable('bad central directory');
+  const cd = await src.read(cdAt, cdSize);
+  const v = new DataView(cd.buffer, cd.byteOffset, cd.byteLength);
+  let p = 0;
   const dec = new TextDecoder();
   const entries: Array<{ name: string; method: number; flags: number; crc: number; comp: number; local: number }> = [];
   for (let k = 0; k < count; k++) {
-    if (p + 46 > zip.length || v.getUint32(p, true) !== 0x02014b50) throw unreadable('bad central directory');
+    if (p + 46 > cd.length || v.getUint32(p, true) !== 0x02014b50) throw unreadable('bad central directory');
     const nameLen = v.getUint16(p + 28, true);
-    const raw = dec.decode(zip.subarray(p + 46, p + 46 + nameLen));
+    const raw = dec.decode(cd.subarray(p + 46, p + 46 + nameLen));
     entries.push({
       name: safeName(raw),
       method: v.getUint16(p + 10, true),
@@ -135,23 +173,26 @@ export async function unzipWorld(zip: Uint8Array<ArrayBuffer>, progress?: (files
   }
   const root = findRoot(entries.map((e) => e.name));
   const mine = entries.filter((e) => root === '' || e.name.startsWith(`${root}/`));
-  const files: Unzipped['files'] = [];
   let total = 0;
+  let n = 0;
   for (const e of mine) {
     if (e.flags & 1) throw refuse(`${e.name} is encrypted`);
-    if (e.local + 30 > zip.length || v.getUint32(e.local, true) !== 0x04034b50) throw unreadable(`${e.name}: bad local header`);
-    const start = e.local + 30 + v.getUint16(e.local + 26, true) + v.getUint16(e.local + 28, true);
-    if (start + e.comp > zip.length) throw unreadable(`${e.name}: truncated`);
-    const comp = zip.subarray(start, start + e.comp);
+    if (e.local + 30 > src.size) throw unreadable(`${e.name}: bad local header`);
+    const head = await src.read(e.local, 30);
+    const hv = new DataView(head.buffer, head.byteOffset, head.byteLength);
+    if (hv.getUint32(0, true) !== 0x04034b50) throw unreadable(`${e.name}: bad local header`);
+    const start = e.local + 30 + hv.getUint16(26, true) + hv.getUint16(28, true);
+    if (start + e.comp > src.size) throw unreadable(`${e.name}: truncated`);
+    const comp = await src.read(start, e.comp);
     let data: Uint8Array;
-    if (e.method === 0) data = comp.slice();
+    if (e.method === 0) data = comp;
     else if (e.method === 8) data = await inflate(comp, e.name, total);
     else throw refuse(`${e.name}: compression method ${e.method} is not supported`);
     if (crc32(data) !== e.crc) throw unreadable(`${e.name}: CRC-32 mismatch`);
     total += data.length;
     if (total > LIMITS.maxTotalBytes) throw refuse(`the archive inflates to more than ${LIMITS.maxTotalBytes} bytes`);
-    files.push({ name: root === '' ? e.name : e.name.slice(root.length + 1), data });
-    progress?.(files.length, mine.length);
+    n++;
+    await onFile(root === '' ? e.name : e.name.slice(root.length + 1), data, n, mine.length);
   }
-  return { root, files };
+  return { root, files: n, bytes: total };
 }

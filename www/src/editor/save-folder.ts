@@ -1,17 +1,20 @@
 // Saving the edited world back to a folder on disk where the browser allows it (the File
 // System Access API's `showDirectoryPicker({ mode: 'readwrite' })`: Chromium-based browsers).
 // The world is exported as the game would import it (`World.exportMcworldTo()`: compacted in
-// browser storage, so deleted data is gone; the zip's file is removed afterwards) and unpacked into the folder the user picked: every file written
-// through a writable stream, subfolders created; a folder that already holds files is refused
-// (a world is never overwritten by mistake). Elsewhere (Firefox, Safari) the page says why
-// and offers the .mcworld download instead.
+// browser storage, so deleted data is gone; the zip's file is removed afterwards) and unpacked
+// into the folder the user picked, one entry at a time read from the zip's file in browser
+// storage (`unzipEach` over a Blob: the page's memory holds one file, never the world): every
+// file written through a writable stream, subfolders created; a folder that already holds
+// files is refused (a world is never overwritten by mistake). Elsewhere (Firefox, Safari) the
+// page says why and offers the .mcworld download instead.
 //
 // Invariants: nothing is written before the user picked a folder; the world in the page is
-// not changed; the result is the same bytes as the exported .mcworld's entries.
+// not changed; the result is the same bytes as the exported .mcworld's entries (CRC-32 of
+// each checked).
 
 import type { World } from 'strata-level/browser';
 
-import { unzipWorld } from '../unzip.js';
+import { blobSource, unzipEach } from '../unzip.js';
 
 type DirectoryPicker = (options: { mode: 'readwrite'; id?: string }) => Promise<FileSystemDirectoryHandle>;
 
@@ -32,25 +35,21 @@ export async function saveToFolder(world: World, progress: (files: number, total
     throw new Error(`“${dir.name}” is not empty: pick an empty folder (a world is never written over another one's files).`);
   }
   const exported = await world.exportMcworldTo();
-  let zip: Uint8Array<ArrayBuffer>;
   try {
-    zip = new Uint8Array(await exported.file!.arrayBuffer());
+    // The zip is read from browser storage one entry at a time: neither it nor the world is
+    // ever whole in the page's memory.
+    const r = await unzipEach(blobSource(exported.file!), async (name, data, n, total) => {
+      const parts = name.split('/');
+      let d = dir;
+      for (const part of parts.slice(0, -1)) d = await d.getDirectoryHandle(part, { create: true });
+      const fh = await d.getFileHandle(parts[parts.length - 1]!, { create: true });
+      const w = await (fh as unknown as { createWritable(): Promise<{ write(data: Uint8Array): Promise<void>; close(): Promise<void> }> }).createWritable();
+      await w.write(data);
+      await w.close();
+      progress(n, total);
+    });
+    return { folder: dir.name, files: r.files, bytes: r.bytes };
   } finally {
     await exported.discard().catch(() => {});
   }
-  const { files } = await unzipWorld(zip);
-  let bytes = 0;
-  for (let i = 0; i < files.length; i++) {
-    const f = files[i]!;
-    const parts = f.name.split('/');
-    let d = dir;
-    for (const part of parts.slice(0, -1)) d = await d.getDirectoryHandle(part, { create: true });
-    const fh = await d.getFileHandle(parts[parts.length - 1]!, { create: true });
-    const w = await (fh as unknown as { createWritable(): Promise<{ write(data: Uint8Array): Promise<void>; close(): Promise<void> }> }).createWritable();
-    await w.write(f.data);
-    await w.close();
-    bytes += f.data.length;
-    progress(i + 1, files.length);
-  }
-  return { folder: dir.name, files: files.length, bytes };
 }
