@@ -419,7 +419,6 @@ describe('world viewer in Chromium', () => {
     expect(await page.getAttribute('#world-summary', 'data-entries')).toBe(String(want.entries));
     expect(await page.getAttribute('#world-summary', 'data-crc32c')).toBe(String(want.crc32c));
     await page.screenshot({ path: path.join(artifacts, 'editor-deleted.png'), fullPage: true });
-
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-mcworld')]);
     expect(download.suggestedFilename()).toMatch(/\.mcworld$/);
     const out = path.join(tempDir('editor-export'), download.suggestedFilename());
@@ -1295,15 +1294,26 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
         const d = document.getElementById('world-summary')!.dataset;
         return [document.body.dataset.state, d.entries, d.keyBytes, d.valueBytes, d.crc32c];
       });
+    const listed = () => page.$$eval('#imported-list li', (lis) => lis.map((li) => (li as HTMLElement).dataset.location));
+    // The copies the editor tests made to edit worlds are listed, this world's among them
+    // (rbedrock_example3, edited): a new copy of the same world gets a location of its own.
+    const edited = await listed();
+    expect(edited).toContain('viewer/rbedrock_example3');
     await page.check('#import-opfs');
     const shown = await openWith('#open-mcworld', path.join(worldsDir, 'rbedrock_example3.mcworld'));
     await page.uncheck('#import-opfs');
     expect(figures(shown), shown.message).toEqual(want);
-    const listed = () => page.$$eval('#imported-list li', (lis) => lis.map((li) => (li as HTMLElement).dataset.location));
-    expect(await listed()).toEqual(['viewer/rbedrock_example3']);
+    const location = 'viewer/rbedrock_example3-2';
+    expect((await listed()).sort()).toEqual([...edited, location].sort());
+    // The others go; this copy stays.
+    for (const other of edited) {
+      await page.click(`#imported-list li[data-location="${other}"] .delete-imported`);
+      await page.waitForFunction((l) => !document.querySelector(`#imported-list li[data-location="${l}"]`), other);
+    }
+    expect(await listed()).toEqual([location]);
     await page.reload();
     await page.waitForFunction(() => document.body.dataset.state === 'ready');
-    expect(await listed()).toEqual(['viewer/rbedrock_example3']);
+    expect(await listed()).toEqual([location]);
     await page.evaluate(() => (document.body.dataset.state = 'idle'));
     await page.click('#imported-list li .open-imported');
     await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state ?? ''));
@@ -1342,7 +1352,7 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
     const refused = await openWith('#open-mcworld', bomb);
     await page.uncheck('#import-opfs');
     expect([refused.state, refused.message]).toEqual(['error', '“bomb.mcworld” was refused: it looks like a zip bomb (mcworld: db/000005.ldb inflates more than 200× its compressed size).']);
-    expect(await listed()).toEqual(['viewer/rbedrock_example3']);
+    expect(await listed()).toEqual([location]);
     await page.click('#imported-list li .delete-imported');
     await page.waitForFunction(() => document.querySelectorAll('#imported-list li').length === 0);
   });

@@ -2,6 +2,8 @@
 // the package's importIntoOpfs (progress in files and bytes, cancellable between files; a
 // cancelled or failed import is destroyed), remembered in localStorage so they are listed
 // on return, opened with openWorld(location, { storage: 'opfs' }) and deleted with destroy().
+// A new copy never replaces a listed world of the same name (`viewer/<name>-2`, …): an edited
+// copy is the user's work.
 
 import { destroy, importIntoOpfs } from 'strata-level/browser';
 
@@ -49,7 +51,12 @@ export async function importFolder(
   cancelled: () => boolean,
 ): Promise<ImportedWorld> {
   const name = root.split('/').pop() || 'world';
-  const location = `viewer/${name.replace(/[^A-Za-z0-9._-]+/g, '_')}`;
+  // A stored world of the same name (an edited copy, say) is never replaced: the new copy
+  // gets a location of its own.
+  const base = `viewer/${name.replace(/[^A-Za-z0-9._-]+/g, '_')}`;
+  const taken = new Set(importedWorlds().map((w) => w.location));
+  let location = base;
+  for (let i = 2; taken.has(location); i++) location = `${base}-${i}`;
   const mine = files.filter((f) => f.path.startsWith(`${root}/`));
   const totalBytes = mine.reduce((n, f) => n + f.file.size, 0);
   // Ask that the origin's storage be kept under pressure (not evicted like a cache) before

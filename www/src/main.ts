@@ -29,7 +29,7 @@ import {
   type WorldSummary,
 } from 'strata-level/browser';
 
-import { Cancelled, forget, importFolder, importedWorlds, storageState } from './imported.js';
+import { Cancelled, forget, importFolder, importedWorlds, storageState, type ImportedWorld } from './imported.js';
 import type { Unzipped } from './unzip.js';
 
 import { Editor, type EditorHost } from './editor/editor.js';
@@ -71,9 +71,9 @@ function helpersNow(): MapHelpers | undefined {
 /** Where the open world came from, so that the first edit can reopen it writable on a copy. */
 type Source =
   | { kind: 'bytes'; bytes: Uint8Array }
-  /** A `.mcworld` read in place from its unpacked files; the zip is read again for the first
-   * edit (a writable copy in the engine's memory). */
-  | { kind: 'zip'; zip: Blob; files: PickedFile[]; root: string }
+  /** A `.mcworld` read in place from its unpacked files (the first edit copies them into
+   * browser storage, as for a picked folder). */
+  | { kind: 'zip'; files: PickedFile[]; root: string }
   | { kind: 'opfs'; location: string }
   | { kind: 'files'; files: PickedFile[]; root: string };
 let source: Source | undefined;
@@ -792,18 +792,16 @@ async function playerMarkers(w: World): Promise<PlayerMarker[]> {
 
 let cancelImport = false;
 
-/** Copies a picked world into OPFS with progress, then opens the copy. */
-async function importAndOpen(files: PickedFile[], root: string): Promise<void> {
-  const gen = ++generation;
-  setState('loading');
-  clearWorldView();
-  await closeWorld();
+/** Copies a world's files into browser storage showing `#import-progress` (its Cancel stops
+ * the copy: `Cancelled`, nothing kept); the copy is listed with the imported worlds. */
+async function copyIntoStorage(files: PickedFile[], root: string): Promise<ImportedWorld> {
   const box = $('import-progress');
   const bar = box.querySelector('progress')!;
   const text = $('import-text');
   cancelImport = false;
+  bar.value = 0;
+  text.textContent = '';
   box.hidden = false;
-  say(`Copying “${root}” into browser storage…`, 'busy');
   try {
     const w = await importFolder(
       files,
@@ -815,6 +813,21 @@ async function importAndOpen(files: PickedFile[], root: string): Promise<void> {
       () => cancelImport,
     );
     renderImported();
+    return w;
+  } finally {
+    box.hidden = true;
+  }
+}
+
+/** Copies a picked world into OPFS with progress, then opens the copy. */
+async function importAndOpen(files: PickedFile[], root: string): Promise<void> {
+  const gen = ++generation;
+  setState('loading');
+  clearWorldView();
+  await closeWorld();
+  say(`Copying “${root}” into browser storage…`, 'busy');
+  try {
+    const w = await copyIntoStorage(files, root);
     if (gen === generation) {
       source = { kind: 'opfs', location: w.location };
       await load(`“${w.name}” (browser storage)`, () => openOpfsWorld(w.location));
@@ -826,8 +839,6 @@ async function importAndOpen(files: PickedFile[], root: string): Promise<void> {
       // importFolder deleted what was copied before the refusal.
       showError(`Browser storage is full: “${root}” was not copied, and nothing of it was kept. Delete a world below to make room, or open it without copying.`);
     } else showError(describe(e, `the folder “${root}”`));
-  } finally {
-    box.hidden = true;
   }
 }
 
@@ -956,11 +967,11 @@ function openZip(file: File): void {
   }
   // Unpacked into `File`s in a page worker and read in place like a picked folder (storage
   // 'files'): the world is not copied into the engine's memory, and map helpers can read the
-  // same files. The zip's bytes are kept for the first edit (a writable copy in memory).
+  // same files; the first edit copies them into browser storage.
   const label = `“${file.name}”`;
   void load(label, async () => {
     const { root, files } = await unzipToFiles(file, label);
-    source = { kind: 'zip', zip: file, files, root };
+    source = { kind: 'zip', files, root };
     return openWorld(root, { storage: 'files', files });
   });
 }
@@ -1169,18 +1180,29 @@ const editorHost: EditorHost = {
       if (world?.writable) return world;
       const src = source;
       if (!src) throw new Error('no world is open');
-      await closeWorld();
       let w: World;
       if (src.kind === 'bytes') {
+        await closeWorld();
         w = await openMcworld(src.bytes, { writable: true });
-      } else if (src.kind === 'zip') {
-        w = await openMcworld(new Uint8Array(await src.zip.arrayBuffer()), { writable: true });
       } else if (src.kind === 'opfs') {
+        await closeWorld();
         w = await openWorld(src.location, { writable: true });
       } else {
+        // A picked folder or a .mcworld (unpacked into Files): copied into browser storage
+        // first, with progress and a cancel, while the original stays open and untouched;
+        // edits go to the copy, which is listed with the stored worlds (it outlives a reload).
         say(`Copying “${src.root}” into browser storage to edit it there…`, 'busy');
-        const copy = await importFolder(src.files, src.root, () => {}, () => false);
-        renderImported();
+        let copy: ImportedWorld;
+        try {
+          copy = await copyIntoStorage(src.files, src.root);
+        } catch (e) {
+          if (e instanceof Cancelled) throw new Error('the copy into browser storage was cancelled: nothing was kept and nothing was saved; the staged edits are still there');
+          if ((e as { kind?: string }).kind === 'NoSpace') {
+            throw new Error(`browser storage is full: “${src.root}” could not be copied there to edit it (nothing of it was kept); the staged edits are still there. Delete a stored world to make room.`);
+          }
+          throw e;
+        }
+        await closeWorld();
         source = { kind: 'opfs', location: copy.location };
         w = await openWorld(copy.location, { writable: true });
       }

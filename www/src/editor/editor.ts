@@ -10,8 +10,9 @@
 // (export.ts: streamed through browser storage, `#export-progress` with a cancel button).
 //
 // Invariants: the original world is never written. Saving reopens the world writable on a
-// copy (a `.mcworld`'s bytes unpacked in the engine's memory, or the world in browser storage,
-// a picked folder being copied there first) and applies every staged edit in ONE atomic batch
+// copy in browser storage (a picked folder or a `.mcworld` is copied there first, with
+// progress and a cancel; the demo's bytes are edited in the engine's memory; a world already
+// in browser storage is edited in place) and applies every staged edit in ONE atomic batch
 // in the engine (src/bedrock/edit.rs `apply_edits`: the same result as one after another);
 // `#world-summary` and the map are redrawn after it. A dry run writes nothing (read-only worlds
 // too). `#map[data-selected]` = selected chunks that exist in the current dimension.
