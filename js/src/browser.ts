@@ -9,6 +9,9 @@
 // - Called from a dedicated worker, the engine runs in that worker itself (no hop per call),
 //   unless `engine: 'worker'` asks for the package's worker. `engine: 'inline'` elsewhere is an
 //   error (a page's main thread has no OPFS sync access handles).
+// - Databases and worlds in OPFS or IndexedDB are shared with the origin's other tabs
+//   (tabs.ts); a shared world's finished export is discarded by this context's own engine,
+//   so `discard()` works after the world is closed.
 
 import { Db, type Link, type OpenOptions } from './db.js';
 import { engineOptions } from './engine.js';
@@ -353,6 +356,22 @@ export async function exportFromOpfs(
   }
 }
 
+/** This context's own engine for a call that belongs to no database (a finished export's
+ * `discard()`: the scratch store is removed by whichever engine runs it, once nothing holds it). */
+function ownEngine(placement: EnginePlacement | undefined): Link {
+  return {
+    async call(op, args) {
+      const l = await link(placement);
+      l.users += 1;
+      try {
+        return await l.call(op, args);
+      } finally {
+        l.release();
+      }
+    },
+  };
+}
+
 /** Opens the Bedrock world in folder `location` in the worker, read-only unless
  * `{ writable: true }`. Default storage:
  * OPFS; `storage: 'files'` with `files` opens a picked folder in place. */
@@ -377,7 +396,7 @@ export async function openWorld(location: string, options: WorldOpenOptions & { 
         throw toStrataError(e);
       }
     });
-    return new World(t, 0, new Db(t, 0, location, { ...dbOptions, storage: kind }), { location }, undefined, writable);
+    return new World(t, 0, new Db(t, 0, location, { ...dbOptions, storage: kind }), { location }, undefined, writable, ownEngine(placement));
   }
   const l = await link(placement);
   l.users += 1;

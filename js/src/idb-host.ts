@@ -20,7 +20,11 @@
 // - A flush that fails (the origin's quota) is sticky: every later write fails with that
 //   error (reads go on), and IndexedDB keeps the last complete flush.
 // - One open per database across tabs and workers: a Web Lock `strata-idb:<location>` held
-//   while open (LEVEL_LOCKED when another context holds it).
+//   while open (LEVEL_LOCKED when another context holds it). `release()` (and `destroy`)
+//   resolve only once the lock is free again: browsers release a lock in a later task, and
+//   an open right after (an export's cancel destroying its scratch store) must not find it
+//   held by the store just closed.
+// - `destroy` leaves no record of the folder: every file's and every folder's, in one flush.
 //
 // Layout (IndexedDB database `strata-files`): store `files`, path -> {file: true} or
 // {dir: true} (written when a file or folder is created, renamed or removed); store `chunks`,
@@ -137,8 +141,11 @@ export class IdbHost implements StorageHost {
   private constructor(
     private readonly db: IDBDatabase,
     readonly location: string,
-    private readonly unlockTab: () => void,
+    private readonly unlockTab: () => Promise<void> | void,
   ) {}
+
+  /** Settles once the Web Lock is free again (after `abandon`). */
+  private unlocked: Promise<void> | void = undefined;
 
   /** Opens the database folder `location`: takes its lock and loads its files. */
   static async open(location: string, options: IdbOptions = {}): Promise<IdbHost> {
@@ -147,7 +154,7 @@ export class IdbHost implements StorageHost {
     const key = normalize(location);
     if (openHere.has(key)) throw hostError('ELOCKED', `${location} is already open in this worker`);
     openHere.add(key);
-    let unlock = (): void => {};
+    let unlock = (): Promise<void> | void => {};
     try {
       const locks = options.locks !== undefined ? options.locks : ((globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks ?? null);
       if (locks) unlock = await holdLock(locks, `strata-idb:${key}`, location);
@@ -167,7 +174,8 @@ export class IdbHost implements StorageHost {
     }
   }
 
-  /** Deletes every file of the database folder `location` (it must not be open). */
+  /** Deletes every file and folder record of the database folder `location` (it must not be
+   * open). */
   static async destroy(location: string, options: IdbOptions = {}): Promise<void> {
     const host = await IdbHost.open(location, options);
     try {
@@ -176,9 +184,13 @@ export class IdbHost implements StorageHost {
         host.dirs.delete(d);
         host.removed.add(d);
       }
+      // A store holding only folders (an aborted export's scratch store: its files went with
+      // the cancel) has no file removal marking it changed: the flush must still run.
+      if (host.removed.size > 0) host.changed = true;
       await host.flush();
     } finally {
       host.abandon();
+      await host.unlocked;
     }
   }
 
@@ -322,13 +334,14 @@ export class IdbHost implements StorageHost {
     }, ms);
   }
 
-  /** Flushes, then closes the store and releases the lock. */
+  /** Flushes, then closes the store and releases the lock; resolves once the lock is free. */
   async release(): Promise<void> {
     if (this.closed) return;
     try {
       await this.flush();
     } finally {
       this.abandon();
+      await this.unlocked;
     }
   }
 
@@ -343,7 +356,7 @@ export class IdbHost implements StorageHost {
     const gone = hostError('EIO', `${this.location}: the IndexedDB store closed before the change was committed`);
     for (const w of waiters) w.reject(gone);
     this.db.close();
-    this.unlockTab();
+    this.unlocked = this.unlockTab();
     openHere.delete(this.location);
   }
 
@@ -522,20 +535,26 @@ export class IdbHost implements StorageHost {
   }
 }
 
-/** Takes the Web Lock `name` if no other context holds it; returns its release. */
-function holdLock(locks: LockManagerLike, name: string, location: string): Promise<() => void> {
+/** Takes the Web Lock `name` if no other context holds it; returns its release, which
+ * settles once the lock is free (request() settles after the browser released it). */
+function holdLock(locks: LockManagerLike, name: string, location: string): Promise<() => Promise<void>> {
   return new Promise((resolve, reject) => {
     let release: () => void = () => {};
     const held = new Promise<void>((r) => (release = r));
-    locks
-      .request(name, { ifAvailable: true }, async (lock) => {
-        if (!lock) {
-          reject(hostError('ELOCKED', `${location} is open in another worker or tab`));
-          return;
-        }
-        resolve(release);
-        await held;
-      })
-      .catch(reject);
+    const done = locks.request(name, { ifAvailable: true }, async (lock) => {
+      if (!lock) {
+        reject(hostError('ELOCKED', `${location} is open in another worker or tab`));
+        return;
+      }
+      resolve(() => {
+        release();
+        return done.then(
+          () => {},
+          () => {},
+        );
+      });
+      await held;
+    });
+    done.catch(reject);
   });
 }

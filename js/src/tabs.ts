@@ -9,22 +9,27 @@
 // - A call is answered by the leader it was sent to, or rejected with LEVEL_CONNECTION_LOST
 //   when leadership changes before its answer arrives (it may or may not have been applied;
 //   an acknowledged write always was, and survives: the engine's own guarantees). Never a hang.
-// - The leader substitutes its own database handle. Iterators and snapshots live in the
-//   engine of the leader that made them and die with it: a sharer hands out its own ids for
-//   them, each bound to that leader, and a use after the leader changed rejects with
-//   LEVEL_CONNECTION_LOST (never reaching another engine, whose ids could name a different
-//   iterator or snapshot); closing or releasing one that died succeeds.
+// - The leader substitutes its own database handle. Iterators, snapshots and streamed exports
+//   (World.exportMcworldTo) live in the engine of the leader that made them and die with it: a
+//   sharer hands out its own ids for them, each bound to that leader, and a use after the
+//   leader changed rejects with LEVEL_CONNECTION_LOST (never reaching another engine, whose ids
+//   could name a different one); closing, releasing or cancelling one that died succeeds.
 // - A leader frees what it holds for a sharer that went without closing (a crashed tab): each
 //   sharer holds the Web Lock `strata-tab:<id>` while it lives, and the leader releases the
-//   iterators and snapshots of sharers whose lock is gone.
+//   iterators and snapshots, and cancels the exports, of sharers whose lock is gone.
 // - A new leader opens the database again, retrying LEVEL_LOCKED while the previous leader's
 //   worker releases its handles (asynchronously, within about a second), then announces itself.
 
 import type { Link } from './db.js';
 import { StrataError, toErrorShape, toStrataError, type ErrorShape } from './errors.js';
 
-/** Operations whose first argument is a cursor id, not the database handle. */
+/** Operations whose first argument is not the database handle: a cursor id, an export's id,
+ * or (exportDiscard) the scratch store's location. */
 const CURSOR_OPS = new Set(['nextv', 'seek', 'closeIterator', 'exportStep', 'exportCancel', 'exportFinish', 'exportDiscard']);
+/** Operations whose first argument is a streamed export's id (from exportBegin). */
+const EXPORT_OPS = new Set(['exportStep', 'exportCancel', 'exportFinish']);
+/** Operations that end what their id names (nothing to do when it died with its leader). */
+const FREEING: Record<string, number> = { closeIterator: 0, releaseSnapshot: 1, exportCancel: 0 };
 /** Reads with no state on the leader: a follower resends them to the next leader instead of
  * rejecting with LEVEL_CONNECTION_LOST (writes, iterators and snapshots are not resent). */
 const RESENDABLE = new Set([
@@ -51,9 +56,9 @@ const REAP_MS = 2_000;
 /** The argument of each operation that names a snapshot (`iterator`: its spec's field). */
 const SNAPSHOT_ARG: Record<string, number> = { get: 2, getMany: 2, releaseSnapshot: 1 };
 
-/** An iterator or snapshot this sharer opened: in the engine of `leader`, as `remote`. */
+/** An iterator, snapshot or export this sharer opened: in the engine of `leader`, as `remote`. */
 interface Held {
-  kind: 'iterator' | 'snapshot';
+  kind: 'iterator' | 'snapshot' | 'export';
   leader: string;
   remote: number;
 }
@@ -105,11 +110,12 @@ export class TabLink implements Link {
   private sawLeader = false;
   /** Calls this tab answered for others, and leaderships it took (tests read these). */
   readonly stats = { served: 0, led: 0 };
-  /** Iterators and snapshots opened through this sharer, by the ids it handed out. */
+  /** Iterators, snapshots and exports opened through this sharer, by the ids it handed out. */
   private readonly held = new Map<number, Held>();
   private nextLocal = 1;
-  /** While leading: what this engine holds for each other sharer (cursor and snapshot ids). */
-  private readonly heldFor = new Map<string, { cursors: Set<number>; snapshots: Set<number> }>();
+  /** While leading: what this engine holds for each other sharer (cursor, snapshot and
+   * export ids). */
+  private readonly heldFor = new Map<string, { cursors: Set<number>; snapshots: Set<number>; exports: Set<number> }>();
   private reaper: ReturnType<typeof setInterval> | undefined;
 
   private constructor(
@@ -271,16 +277,17 @@ export class TabLink implements Link {
     }
   }
 
-  /** Leader: records the iterators and snapshots a sharer opens and closes here. */
+  /** Leader: records the iterators, snapshots and exports a sharer opens and ends here. */
   private track(from: string, op: string, args: unknown[], value: unknown): void {
     let h = this.heldFor.get(from);
-    if (op === 'iterator' || op === 'snapshot') {
-      if (!h) this.heldFor.set(from, (h = { cursors: new Set(), snapshots: new Set() }));
-      (op === 'iterator' ? h.cursors : h.snapshots).add(value as number);
+    if (op === 'iterator' || op === 'snapshot' || op === 'exportBegin') {
+      if (!h) this.heldFor.set(from, (h = { cursors: new Set(), snapshots: new Set(), exports: new Set() }));
+      (op === 'iterator' ? h.cursors : op === 'snapshot' ? h.snapshots : h.exports).add(value as number);
       this.reaper ??= setInterval(() => void this.reap(), REAP_MS);
     } else if (h && op === 'closeIterator') h.cursors.delete(args[0] as number);
     else if (h && op === 'releaseSnapshot') h.snapshots.delete(args[1] as number);
-    if (h && h.cursors.size === 0 && h.snapshots.size === 0) this.heldFor.delete(from);
+    else if (h && (op === 'exportCancel' || op === 'exportFinish')) h.exports.delete(args[0] as number);
+    if (h && h.cursors.size === 0 && h.snapshots.size === 0 && h.exports.size === 0) this.heldFor.delete(from);
   }
 
   /** Leader: frees what sharers that went without closing (their tab crashed or closed) had
@@ -299,28 +306,32 @@ export class TabLink implements Link {
       this.heldFor.delete(from);
       for (const c of h.cursors) await mine.link.call('closeIterator', [c]).catch(() => {});
       for (const sn of h.snapshots) await mine.link.call('releaseSnapshot', [mine.handle, sn]).catch(() => {});
+      for (const x of h.exports) await mine.link.call('exportCancel', [x]).catch(() => {});
     }
   }
 
-  /** Iterators and snapshots this tab's engine holds for other sharers (tests read this). */
+  /** Iterators, snapshots and exports this tab's engine holds for other sharers (tests read
+   * this). */
   get heldForOthers(): number {
     let n = 0;
-    for (const h of this.heldFor.values()) n += h.cursors.size + h.snapshots.size;
+    for (const h of this.heldFor.values()) n += h.cursors.size + h.snapshots.size + h.exports.size;
     return n;
   }
 
-  /** The engine-side arguments of a call: the ids this sharer handed out for iterators and
-   * snapshots replaced by the engine's own. Throws when one died with an earlier leader;
-   * returns undefined when the call closes or releases one that died (nothing left to do). */
+  /** The engine-side arguments of a call: the ids this sharer handed out for iterators,
+   * snapshots and exports replaced by the engine's own. Throws when one died with an earlier
+   * leader; returns undefined when the call closes, releases or cancels one that died
+   * (nothing left to do). */
   private toRemote(op: string, args: unknown[], leader: string): unknown[] | undefined {
-    const freeing = op === 'closeIterator' || op === 'releaseSnapshot';
+    const freeing = op in FREEING;
     const remote = (local: number, kind: Held['kind']): number | undefined => {
       const h = this.held.get(local);
       // Unknown ids get the engine's own answers: closing twice is fine, using a closed
-      // iterator or a released snapshot is not.
+      // iterator, a released snapshot or a finished export is not.
       if (!h || h.kind !== kind) {
         if (freeing) return undefined;
         if (kind === 'iterator') throw new StrataError('LEVEL_ITERATOR_NOT_OPEN', 'Iterator is not open');
+        if (kind === 'export') throw new StrataError('LEVEL_DATABASE_NOT_OPEN', 'the export is not running (finished, cancelled or failed, or its world was closed)');
         throw new StrataError('LEVEL_INVALID_ARGUMENT', 'snapshot was released');
       }
       if (h.leader === leader) return h.remote;
@@ -331,26 +342,28 @@ export class TabLink implements Link {
       throw died(kind);
     };
     const out = [...args];
-    if (CURSOR_OPS.has(op)) out[0] = remote(args[0] as number, 'iterator');
+    if (EXPORT_OPS.has(op)) out[0] = remote(args[0] as number, 'export');
+    else if (CURSOR_OPS.has(op) && op !== 'exportDiscard') out[0] = remote(args[0] as number, 'iterator');
     const at = SNAPSHOT_ARG[op];
     if (at !== undefined && args[at] !== undefined && args[at] !== null) out[at] = remote(args[at] as number, 'snapshot');
     if (op === 'iterator') {
       const spec = args[1] as { snapshot?: number };
       if (spec.snapshot !== undefined) out[1] = { ...spec, snapshot: remote(spec.snapshot, 'snapshot') };
     }
-    // Closing or releasing one that is gone: nothing left to do.
-    if (freeing && out[op === 'closeIterator' ? 0 : 1] === undefined) return undefined;
+    // Closing, releasing or cancelling one that is gone: nothing left to do.
+    if (freeing && out[FREEING[op]!] === undefined) return undefined;
     return out;
   }
 
-  /** Maps an engine's reply back: new iterators and snapshots get ids of this sharer's own. */
+  /** Maps an engine's reply back: new iterators, snapshots and exports get ids of this
+   * sharer's own. */
   private fromRemote(op: string, args: unknown[], value: unknown, leader: string): unknown {
-    if (op === 'iterator' || op === 'snapshot') {
+    if (op === 'iterator' || op === 'snapshot' || op === 'exportBegin') {
       const local = this.nextLocal++;
-      this.held.set(local, { kind: op, leader, remote: value as number });
+      this.held.set(local, { kind: op === 'exportBegin' ? 'export' : op, leader, remote: value as number });
       return local;
     }
-    if (op === 'closeIterator') this.held.delete(args[0] as number);
+    if (op === 'closeIterator' || op === 'exportCancel' || op === 'exportFinish') this.held.delete(args[0] as number);
     if (op === 'releaseSnapshot') this.held.delete(args[1] as number);
     return value;
   }

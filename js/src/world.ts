@@ -8,7 +8,8 @@
 // world is read-only unless opened `writable` (edits of a read-only world reject with
 // LEVEL_NOT_SUPPORTED and write nothing); `world.db` is the ordinary `Db` of the world's
 // LevelDB (scan, get, iterator); a world opened from a `.mcworld` lives in an in-memory store
-// of the engine that `close()` frees (edits to it live there too: `exportMcworld()` saves them).
+// of the engine that `close()` frees (edits to it live there too: `exportMcworld()` saves them);
+// a streamed export's `discard()` works after the world is closed.
 
 import { toBytes, type Input } from './codec.js';
 import { Db, type Link, type OpenOptions } from './db.js';
@@ -224,6 +225,10 @@ export class World {
     private readonly memStore?: string,
     /** True when opened with `{ writable: true }`. */
     readonly writable = false,
+    /** The engine that removes a finished export's zip from browser storage when `link`
+     * cannot: a world shared across tabs has a link that closes with it, and `discard()` must
+     * work after the world is closed (a page keeps the zip until it is downloaded). */
+    private readonly storageLink?: Link,
   ) {}
 
   private async call(op: string, args: unknown[]): Promise<unknown> {
@@ -511,8 +516,16 @@ export class World {
       }
       if (signal?.aborted) throw abortError(signal);
       const { store, ...r } = (await run('exportFinish', [node ? path : undefined])) as Omit<ExportedMcworld, 'discard'> & { store: StorageKind };
-      const link = this.link;
-      const discard = node ? async () => {} : async () => void (await link.call('exportDiscard', [EXPORT_SCRATCH, store]));
+      const link = this.storageLink ?? this.link;
+      const discard = node
+        ? async () => {}
+        : async () => {
+            try {
+              await link.call('exportDiscard', [EXPORT_SCRATCH, store]);
+            } catch (e) {
+              throw toStrataError(e);
+            }
+          };
       return { ...r, discard };
     } catch (e) {
       await this.link.call('exportCancel', [eh]).catch(() => {});

@@ -3,8 +3,9 @@
 // promise resolves; after a crash (the host abandoned without a flush) the database is exactly
 // the state after some operation at or past the last acknowledged one (a model over a random
 // workload with memtable flushes, compactions, and bursts sharing commits); a failed commit is
-// sticky and loses nothing acknowledged; locks, destroy, file operations across flushes, and a
-// real world stored there read back with MANIFEST figures.
+// sticky and loses nothing acknowledged; locks (release() resolves once the Web Lock is free),
+// destroy (files and folder records, also of a store holding only folders), file operations
+// across flushes, and a real world stored there read back with MANIFEST figures.
 // The browsers' own IndexedDB runs the same store in browser.test.ts (Chromium) and
 // webkit.test.ts (WebKit, where it is the default).
 
@@ -227,6 +228,79 @@ describe('IndexedDB store', () => {
     const host = await IdbHost.open('lock-a', { indexedDB: s.idb, locks: null });
     expect(host.paths()).toEqual([]);
     host.abandon();
+  });
+
+  test('destroy removes folder records too, also of a store holding only folders (an aborted export leaves those)', async () => {
+    const idb = new IDBFactory();
+    const records = async (): Promise<string[]> => {
+      const db = await new Promise<IDBDatabase>((resolve, reject) => {
+        const r = idb.open('strata-files');
+        r.onsuccess = () => resolve(r.result);
+        r.onerror = () => reject(r.error);
+      });
+      const keys = await new Promise<IDBValidKey[]>((resolve, reject) => {
+        const r = db.transaction('files').objectStore('files').getAllKeys();
+        r.onsuccess = () => resolve(r.result);
+        r.onerror = () => reject(r.error);
+      });
+      db.close();
+      return (keys as string[]).sort();
+    };
+    // Folders only (the files were removed, as an export's cancel removes them).
+    let h = await IdbHost.open('dirs', { indexedDB: idb, locks: null });
+    h.mkdir('dirs');
+    h.mkdir('dirs/export/world/db');
+    const fd = h.open('dirs/export/x', 'w');
+    h.write(fd, new Uint8Array(5000));
+    h.close(fd);
+    await h.flush();
+    h.remove('dirs/export/x');
+    await h.release();
+    // Another store beside it keeps its records.
+    h = await IdbHost.open('other', { indexedDB: idb, locks: null });
+    h.mkdir('other/sub');
+    await h.release();
+    expect(await records()).toEqual(['dirs', 'dirs/export', 'dirs/export/world', 'dirs/export/world/db', 'other', 'other/sub']);
+    await IdbHost.destroy('dirs', { indexedDB: idb, locks: null });
+    expect(await records()).toEqual(['other', 'other/sub']);
+    h = await IdbHost.open('dirs', { indexedDB: idb, locks: null });
+    expect([h.exists('dirs'), h.exists('dirs/export'), h.paths()]).toEqual([false, false, []]);
+    h.abandon();
+  });
+
+  test("release() resolves once the store's Web Lock is free: a destroy or an open right after it is not LEVEL_LOCKED", async () => {
+    // Web Locks as browsers run them: a lock is released in a later task after its callback's
+    // promise settles, and request() resolves only after that (its documented contract). The
+    // browsers' own: an aborted export's scratch store destroyed at once (browser-*.test.ts).
+    const held = new Set<string>();
+    const locks = {
+      request(name: string, _options: { ifAvailable: boolean }, cb: (lock: unknown) => Promise<void>): Promise<void> {
+        if (held.has(name)) return cb(null);
+        held.add(name);
+        return (async () => {
+          try {
+            await cb({ name });
+          } finally {
+            await new Promise((r) => setTimeout(r, 5));
+            held.delete(name);
+          }
+        })();
+      },
+    };
+    const idb = new IDBFactory();
+    const h = await IdbHost.open('scratch', { indexedDB: idb, locks });
+    held.add('strata-idb:busy'); // another tab holds it
+    await expect(IdbHost.open('busy', { indexedDB: idb, locks })).rejects.toMatchObject({ code: 'ELOCKED', message: 'busy is open in another worker or tab' });
+    const fd = h.open('scratch/zip', 'w');
+    h.write(fd, new Uint8Array(10_000));
+    h.close(fd);
+    await h.release();
+    // As an export's cancel does: its store released, then destroyed at once.
+    expect(held.has('strata-idb:scratch')).toBe(false);
+    await IdbHost.destroy('scratch', { indexedDB: idb, locks });
+    const again = await IdbHost.open('scratch', { indexedDB: idb, locks });
+    expect(again.paths()).toEqual([]);
+    await again.release();
   });
 
   test('file operations across flushes: rename, shrink by rewrite, remove and recreate, append, folders', async () => {
