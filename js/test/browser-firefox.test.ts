@@ -4,6 +4,12 @@
 // OPFS and mem, many promises in flight, an exhausted OPFS quota, persistence across a reload,
 // locks across tabs and within a worker, bad input, and the engine placement (one message per
 // turn from a page; the engine inside a dedicated worker). Same exact expected values.
+// The streamed .mcworld export (World.exportMcworldTo) of whole shared worlds (amulet_1_16,
+// mcpe_0_11_mcedit_testdb) stored in OPFS and in IndexedDB: the zip equals Node's export of the
+// same folder byte for byte (size, CRC-32, SHA-256 pinned in shared/export-expected.ts) with
+// the same progress events; discard() leaves no scratch store (OPFS strata/.strata-export,
+// IndexedDB records under .strata-export); an abort mid-copy or mid-zip rejects with the
+// signal's AbortError and leaves nothing; a tab that follows exports through the leading tab.
 // Skipped, loudly, where Firefox is not installed (scripts/setup.sh installs it).
 //
 // Firefox differences found (firefox-esr 153):
@@ -20,6 +26,9 @@
 //   no webkitRelativePath. So no automation here can fill a webkitdirectory input the way the
 //   picker does: the test pins both facts (and runs Chromium's picker test if they ever stop
 //   holding); the 'files' storage itself is tested with File objects built in the page.
+// - An OPFS export's Blob is the zip's OPFS file itself: read after discard() removed the file,
+//   Firefox rejects with AbortError "The operation was aborted. " (Chromium: NotFoundError).
+//   Documented: discard() once downloaded.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -30,6 +39,18 @@ import { tempDir, worlds, worldsDir, worldTest } from './helpers.js';
 // @ts-expect-error: plain JS module.
 import { serve } from './browser/server.mjs';
 import { BAD_INPUT, INFLIGHT } from './shared/expected.js';
+import {
+  expectBrowserAbort,
+  expectBrowserExport,
+  NO_SCRATCH,
+  nodeExport,
+  progressSummary,
+  type BrowserAbort,
+  type BrowserExport,
+  type ExportEvent,
+  type NodeExport,
+  type ZipFigures,
+} from './shared/export-expected.js';
 
 const FIREFOX = process.env.STRATA_FIREFOX ?? '/usr/bin/firefox-esr';
 const haveFirefox = fs.existsSync(FIREFOX);
@@ -148,6 +169,62 @@ describe.skipIf(!haveFirefox)('the package in Firefox', () => {
     // Zips made in Firefox and in Chromium are the same bytes (deterministic writer): the
     // Chromium suite checks them file by file with Python's zipfile.
     expect(zip.subarray(0, 4).toString('hex')).toBe('504b0304');
+  });
+
+  /** Worlds of two eras exported whole (level.dat, icon, db/): 1.16 and 0.11 (LegacyTerrain). */
+  const EXPORT_WORLDS = ['amulet_1_16', 'mcpe_0_11_mcedit_testdb'];
+  /** 256 KiB steps: many progress events even for these few-MB worlds. */
+  const STEP = 256 << 10;
+  const refs = new Map<string, Promise<NodeExport>>();
+  const ref = (name: string) => refs.get(name) ?? (refs.set(name, nodeExport(name, STEP)), refs.get(name)!);
+
+  worldTest("exportMcworldTo of whole worlds in OPFS (and IndexedDB): Node's zip byte for byte, its progress events, nothing left after discard()", async () => {
+    for (const storage of ['opfs', 'idb'] as const) {
+      for (const name of EXPORT_WORLDS) {
+        const want = await ref(name);
+        const got = await run<BrowserExport>(page, 'exportWorld', name, storage, STEP);
+        const s = progressSummary(got.events);
+        console.log(
+          `Firefox ${storage} export of ${name}: ${got.zip.size} B, CRC-32 ${got.zip.crc32.toString(16)}, SHA-256 ${got.zip.sha256.slice(0, 16)}…, ` +
+            `${got.events.length} events ${JSON.stringify(s.perPhase)}, ${got.exportMs} ms; scratch before discard: ${Array.isArray(got.scratchBeforeDiscard) ? `${got.scratchBeforeDiscard.length} OPFS entries` : JSON.stringify(got.scratchBeforeDiscard)}`,
+        );
+        // The OPFS Blob is the zip's file itself: once discard() removed it, Firefox rejects a
+        // read with AbortError (Chromium: NotFoundError). Download first, then discard().
+        expectBrowserExport(name, storage, got, want, 'AbortError: The operation was aborted. ');
+      }
+    }
+  });
+
+  worldTest('an aborted exportMcworldTo (mid-copy, mid-zip) rejects with AbortError and leaves no scratch files; the world keeps its figures', async () => {
+    for (const storage of ['opfs', 'idb'] as const) {
+      for (const [name, phase, at] of [
+        ['amulet_1_16', 'copy', 3],
+        ['mcpe_0_11_mcedit_testdb', 'zip', 1],
+      ] as const) {
+        const got = await run<BrowserAbort>(page, 'exportAbort', name, storage, STEP, phase, at);
+        console.log(`Firefox ${storage}, ${name} aborted at ${phase} #${at}: ms ${JSON.stringify(got.ms)}`);
+        expectBrowserAbort(name, storage, got, await ref(name), phase, at);
+      }
+    }
+  });
+
+  worldTest("exportMcworldTo from a tab that follows: the leading tab's engine exports, the zip's Blob comes back over the BroadcastChannel (OPFS, IndexedDB)", async () => {
+    const name = 'amulet_1_16';
+    const want = await ref(name);
+    for (const storage of ['opfs', 'idb'] as const) {
+      await run<BrowserExport>(page, 'exportWorld', name, storage, STEP); // stores the world
+      expect(await run<boolean[]>(page, 'holdWorld', name, storage)).toEqual([true]);
+      const other = await newPage(browser);
+      try {
+        const got = await run<{ leading: boolean[]; events: ExportEvent[]; zip: ZipFigures; left: unknown; scan: object }>(other, 'exportFollowing', name, storage, STEP);
+        expect(got).toEqual({ leading: [false], events: want.events, zip: want.zip, left: NO_SCRATCH[storage], scan: want.scan });
+        // The leader served it and holds nothing for the follower afterwards.
+        expect(await run<object>(page, 'heldWorldInfo', name, storage)).toEqual([{ leading: true, served: true, heldForOthers: 0 }]);
+      } finally {
+        await other.close();
+      }
+      await run<void>(page, 'releaseWorld', name, storage);
+    }
   });
 
   test('conformance on OPFS, IndexedDB and mem; OPFS is the default here', async () => {

@@ -8,7 +8,13 @@
 // changes among three sharers with every acknowledged write present, and shared worlds stored
 // in browser storage read back with the MANIFEST figures. The session has WebKit's AccessHandle
 // feature on, so the choice goes through the probe (a real failed createSyncAccessHandle), not
-// only through a missing method.
+// only through a missing method. The streamed .mcworld export (World.exportMcworldTo) of whole
+// shared worlds (amulet_1_16, mcpe_0_11_mcedit_testdb) stored in IndexedDB, its scratch store
+// the IndexedDB store .strata-export: the zip equals Node's export of the same folder byte for
+// byte (size, CRC-32, SHA-256 pinned in shared/export-expected.ts) with the same progress
+// events; discard() (also after the world closed) leaves no record under .strata-export; an
+// abort mid-copy or mid-zip rejects with the signal's AbortError and leaves none; a sharer that
+// follows exports through the leader's engine.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,6 +27,18 @@ import { available, startWebKit, stopWebKit } from './webkit-driver.js';
 // @ts-expect-error: plain JS module.
 import { serve } from './browser/server.mjs';
 import { BAD_INPUT, INFLIGHT } from './shared/expected.js';
+import {
+  expectBrowserAbort,
+  expectBrowserExport,
+  NO_SCRATCH,
+  nodeExport,
+  progressSummary,
+  type BrowserAbort,
+  type BrowserExport,
+  type ExportEvent,
+  type NodeExport,
+  type ZipFigures,
+} from './shared/export-expected.js';
 
 if (!available) console.warn('!!! SKIPPED: WebKit (WebKitWebDriver, MiniBrowser, xvfb-run) not installed: the package in WebKit');
 
@@ -113,6 +131,49 @@ describe.skipIf(!available)('the package in WebKit', () => {
       const want = { entries: w.entries, keyBytes: w.keyBytes, valueBytes: w.valueBytes, crc32c: w.crc32c };
       expect({ world: w.name, bytes: r.bytes, entries: r.entries, keyBytes: r.keyBytes, valueBytes: r.valueBytes, crc32c: r.crc32c }).toEqual({ world: w.name, bytes: size, ...want });
       expect(r.scan).toEqual(want);
+    }
+  });
+
+  /** Worlds of two eras exported whole (level.dat, icon, db/): 1.16 and 0.11 (LegacyTerrain). */
+  const EXPORT_WORLDS = ['amulet_1_16', 'mcpe_0_11_mcedit_testdb'];
+  /** 256 KiB steps: many progress events even for these few-MB worlds. */
+  const STEP = 256 << 10;
+  const refs = new Map<string, Promise<NodeExport>>();
+  const ref = (name: string) => refs.get(name) ?? (refs.set(name, nodeExport(name, STEP)), refs.get(name)!);
+
+  worldTest("exportMcworldTo of whole worlds in IndexedDB (the scratch store '.strata-export' there too): Node's zip byte for byte, its progress events, nothing left after discard()", async () => {
+    for (const name of EXPORT_WORLDS) {
+      const want = await ref(name);
+      const got = await run<BrowserExport>('exportWorld', name, 'idb', STEP);
+      const s = progressSummary(got.events);
+      console.log(
+        `WebKit idb export of ${name}: ${got.zip.size} B, CRC-32 ${got.zip.crc32.toString(16)}, SHA-256 ${got.zip.sha256.slice(0, 16)}…, ` +
+          `${got.events.length} events ${JSON.stringify(s.perPhase)}, ${got.exportMs} ms; scratch before discard: ${Array.isArray(got.scratchBeforeDiscard) ? `${got.scratchBeforeDiscard.length} OPFS entries` : JSON.stringify(got.scratchBeforeDiscard)}`,
+      );
+      expectBrowserExport(name, 'idb', got, want);
+    }
+  });
+
+  worldTest("exportMcworldTo from a sharer that follows (a second open in the page): the leader's engine exports, the zip's Blob comes back over the BroadcastChannel", async () => {
+    const name = 'amulet_1_16';
+    const want = await ref(name);
+    await run<BrowserExport>('exportWorld', name, 'idb', STEP); // stores the world
+    expect(await run<boolean[]>('holdWorld', name, 'idb')).toEqual([true]);
+    const got = await run<{ leading: boolean[]; events: ExportEvent[]; zip: ZipFigures; left: unknown; scan: object }>('exportFollowing', name, 'idb', STEP);
+    // Both sharers of the page are listed: the holder leads, the exporter followed.
+    expect(got).toEqual({ leading: [true, false], events: want.events, zip: want.zip, left: NO_SCRATCH.idb, scan: want.scan });
+    expect(await run<object>('heldWorldInfo', name, 'idb')).toEqual([{ leading: true, served: true, heldForOthers: 0 }]);
+    await run<void>('releaseWorld', name, 'idb');
+  });
+
+  worldTest('an aborted exportMcworldTo (mid-copy, mid-zip) rejects with AbortError and leaves no scratch records; the world keeps its figures', async () => {
+    for (const [name, phase, at] of [
+      ['amulet_1_16', 'copy', 3],
+      ['mcpe_0_11_mcedit_testdb', 'zip', 1],
+    ] as const) {
+      const got = await run<BrowserAbort>('exportAbort', name, 'idb', STEP, phase, at);
+      console.log(`WebKit idb, ${name} aborted at ${phase} #${at}: ms ${JSON.stringify(got.ms)}`);
+      expectBrowserAbort(name, 'idb', got, await ref(name), phase, at);
     }
   });
 });

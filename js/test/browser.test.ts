@@ -1,6 +1,7 @@
 // The package in headless Chromium (Debian's, driven by playwright-core): the engine in a
 // dedicated worker, OPFS and file-picker storage, persistence across a reload, locks across
-// tabs, and the shared conformance checks on OPFS and mem. Every figure is asserted exactly.
+// tabs, the shared conformance checks on OPFS and mem, and the streamed .mcworld export of a
+// world stored in OPFS or IndexedDB. Every figure is asserted exactly.
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -13,6 +14,7 @@ import { tempDir, worlds, worldsDir, worldTest } from './helpers.js';
 // @ts-expect-error: plain JS module.
 import { serve } from './browser/server.mjs';
 import { BAD_INPUT, INFLIGHT } from './shared/expected.js';
+import { expectBrowserAbort, expectBrowserExport, nodeExport, type BrowserAbort, type BrowserExport } from './shared/export-expected.js';
 
 const CHROMIUM = process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium';
 let context: BrowserContext;
@@ -123,6 +125,20 @@ describe('browser (dedicated worker)', () => {
     );
     const want = Object.fromEntries(names.map((n) => [n, createHash('sha256').update(fs.readFileSync(path.join(dbDir, n))).digest('hex')]));
     expect(JSON.parse(out)).toEqual(want);
+  });
+
+  worldTest("exportMcworldTo of whole worlds stored in OPFS and IndexedDB (shared across tabs): Node's zip byte for byte, its progress events; an abort leaves nothing", async () => {
+    // The same checks as the Firefox and WebKit suites (test/shared/export-expected.ts). The
+    // viewer test exports a picked folder; a world in browser storage goes through the tab
+    // sharing, whose export ids this pins.
+    const step = 256 << 10;
+    const want = await nodeExport('amulet_1_16', step);
+    for (const storage of ['opfs', 'idb'] as const) {
+      const got = await run<BrowserExport>(page, 'exportWorld', 'amulet_1_16', storage, step);
+      // The OPFS Blob is the zip's file itself: once discard() removed it, a read fails.
+      expectBrowserExport('amulet_1_16', storage, got, want, 'NotFoundError: A requested file or directory could not be found at the time an operation was processed.');
+      expectBrowserAbort('amulet_1_16', storage, await run<BrowserAbort>(page, 'exportAbort', 'amulet_1_16', storage, step, 'compact', 2), want, 'compact', 2);
+    }
   });
 
   test('conformance on OPFS and mem', async () => {

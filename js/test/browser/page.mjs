@@ -1,11 +1,14 @@
-// Test functions run inside the page by browser.test.ts (through playwright's evaluate). Each
-// returns plain data that the Node side asserts exactly.
+// Test functions run inside the page by browser.test.ts (through playwright's evaluate), and by
+// the Firefox and WebKit suites (puppeteer, WebDriver). Each returns plain data that the Node
+// side asserts exactly. `exportWorld`/`exportAbort` run the streamed `.mcworld` export
+// (World.exportMcworldTo) on a whole shared world folder imported into OPFS or IndexedDB and
+// report what is left of its scratch store (`.strata-export`) in browser storage.
 
-import { open, importIntoOpfs, destroy, exportFromOpfs, tabInfo, isLeading, terminateWorker, defaultStorage } from '/pkg/dist/browser.js';
+import { open, importIntoOpfs, destroy, exportFromOpfs, tabInfo, isLeading, terminateWorker, defaultStorage, openWorld, EXPORT_SCRATCH } from '/pkg/dist/browser.js';
 import { conformance } from '/test/shared/conformance.mjs';
 import { inflight } from '/test/shared/inflight.mjs';
 
-/* global CRC32C */
+/* global CRC32C, CRC32 */
 
 async function figures(db) {
   let entries = 0;
@@ -33,6 +36,61 @@ async function fetchWorld(name) {
   return Promise.all(
     names.map(async (n) => ({ name: n, data: new Uint8Array(await (await fetch(`/worlds/${name}/db/${n}`)).arrayBuffer()) })),
   );
+}
+
+/** Every file of a shared world folder (level.dat, db/…), named relative to it. */
+async function fetchWorldTree(name) {
+  const names = await (await fetch(`/worlds-tree/${name}`)).json();
+  return Promise.all(
+    names.map(async (n) => ({ name: n, data: new Uint8Array(await (await fetch(`/worlds/${name}/${n}`)).arrayBuffer()) })),
+  );
+}
+
+/** What is left in browser storage of the streamed export's scratch store: OPFS, the files
+ * of its pool folder `strata/.strata-export` (null when the folder is gone); IndexedDB, the
+ * keys of `strata-files` under `.strata-export` (file and folder records, and the number of
+ * 4 KiB chunk records). */
+async function scratchLeft(storage) {
+  if (storage === 'opfs') {
+    const root = await navigator.storage.getDirectory();
+    let dir;
+    try {
+      dir = await (await root.getDirectoryHandle('strata')).getDirectoryHandle(encodeURIComponent(EXPORT_SCRATCH));
+    } catch (e) {
+      if (e.name === 'NotFoundError') return null;
+      throw e;
+    }
+    const names = [];
+    for await (const n of dir.keys()) names.push(n);
+    return names.sort();
+  }
+  const db = await new Promise((resolve, reject) => {
+    const r = indexedDB.open('strata-files');
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(r.error);
+  });
+  try {
+    const tx = db.transaction(['files', 'chunks'], 'readonly');
+    const req = (r) => new Promise((resolve, reject) => {
+      r.onsuccess = () => resolve(r.result);
+      r.onerror = () => reject(r.error);
+    });
+    const [files, chunks] = await Promise.all([
+      req(tx.objectStore('files').getAllKeys(IDBKeyRange.bound(EXPORT_SCRATCH, `${EXPORT_SCRATCH}\uffff`))),
+      req(tx.objectStore('chunks').count(IDBKeyRange.bound([EXPORT_SCRATCH], [`${EXPORT_SCRATCH}\uffff`]))),
+    ]);
+    return { files: files.sort(), chunks };
+  } finally {
+    db.close();
+  }
+}
+
+const hex = (buf) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, '0')).join('');
+
+/** The zip behind an export's Blob: size, CRC-32, SHA-256 (crypto.subtle). */
+async function zipFigures(blob) {
+  const bytes = new Uint8Array(await blob.arrayBuffer());
+  return { size: bytes.length, crc32: CRC32.buf(bytes) >>> 0, sha256: hex(await crypto.subtle.digest('SHA-256', bytes)) };
 }
 
 const quotaKey = (i) => `q-${String(i).padStart(6, '0')}`;
@@ -131,6 +189,140 @@ window.strataTest = {
     let bin = '';
     for (let i = 0; i < zip.length; i += 0x8000) bin += String.fromCharCode(...zip.subarray(i, i + 0x8000));
     return { zip: btoa(bin), wrote, differ, listed, count: files.length, after };
+  },
+
+  /** The streamed export of a whole shared world folder copied into `storage` ('opfs' or
+   * 'idb') at `export-worlds/<name>`, opened read-only with openWorld: the zip's figures, every
+   * progress event, the report, the scratch store before and after discard(), and the world's
+   * figures afterwards (it stays open through the export). */
+  async exportWorld(name, storage, stepBytes) {
+    const location = `export-worlds/${name}`;
+    await destroy(location, { storage });
+    const imported = await importIntoOpfs(location, await fetchWorldTree(name), { storage });
+    const w = await openWorld(location, { storage });
+    const events = [];
+    const t0 = performance.now();
+    const r = await w.exportMcworldTo({ stepBytes, onProgress: (p) => events.push({ ...p }) });
+    const exportMs = Math.round(performance.now() - t0);
+    const zip = await zipFigures(r.file);
+    const before = await scratchLeft(storage);
+    await r.discard();
+    const after = await scratchLeft(storage);
+    // The Blob once its file is gone: an OPFS file's own File, or an in-memory copy.
+    const afterDiscard = await r.file.arrayBuffer().then(
+      (b) => `readable: ${b.byteLength} bytes`,
+      (e) => `${e.name}: ${e.message}`,
+    );
+    const scan = await w.db.scan();
+    const summary = await w.summary();
+    await w.close();
+    return {
+      imported,
+      dbStorage: w.db.storage,
+      report: { files: r.files, bytes: r.bytes, size: r.size, path: r.path ?? null },
+      blob: { isBlob: r.file instanceof Blob, size: r.file.size, type: r.file.type },
+      zip,
+      events,
+      exportMs,
+      scratchBeforeDiscard: before,
+      scratchAfterDiscard: after,
+      blobAfterDiscard: afterDiscard,
+      scan,
+      chunks: summary.chunks,
+    };
+  },
+
+  /** The world copied in as by exportWorld, then its export aborted (AbortController) at the
+   * `at`-th progress event of `phase` (counted from 1): the rejection, the phases seen, what is
+   * left of the scratch store, the world's figures on the open world and after closing and
+   * opening it again, and a whole export after it (its zip's figures), discarded after the
+   * world is closed. */
+  async exportAbort(name, storage, stepBytes, phase, at) {
+    const location = `export-worlds/${name}`;
+    const ms = {};
+    let t = performance.now();
+    const lap = (what) => {
+      const now = performance.now();
+      ms[what] = Math.round(now - t);
+      t = now;
+    };
+    await destroy(location, { storage });
+    await importIntoOpfs(location, await fetchWorldTree(name), { storage });
+    lap('import');
+    const w = await openWorld(location, { storage });
+    lap('open');
+    const ac = new AbortController();
+    const seen = [];
+    let inPhase = 0;
+    const error = await w
+      .exportMcworldTo({
+        stepBytes,
+        signal: ac.signal,
+        onProgress: (p) => {
+          seen.push(p.phase);
+          if (p.phase === phase && ++inPhase === at) ac.abort();
+        },
+      })
+      .then(
+        () => null,
+        (e) => ({ name: e.name, code: e.code ?? null, isDOMException: e instanceof DOMException, isReason: e === ac.signal.reason }),
+      );
+    lap('aborted');
+    const left = await scratchLeft(storage);
+    const scanOpen = await w.db.scan();
+    await w.close();
+    lap('scan, close');
+    const again = await openWorld(location, { storage });
+    lap('reopen');
+    const scanReopened = await again.db.scan();
+    const summary = await again.summary();
+    const r = await again.exportMcworldTo({ stepBytes });
+    lap('export');
+    const zip = await zipFigures(r.file);
+    // discard() after the world is closed (a page keeps the zip until it is downloaded).
+    await again.close();
+    const discardError = await r.discard().then(
+      () => null,
+      (e) => `${e.code ?? e.name}: ${e.message}`,
+    );
+    lap('discard');
+    const leftAfterExport = await scratchLeft(storage);
+    await destroy(location, { storage });
+    lap('destroy');
+    return { error, seen, left, scanOpen, scanReopened, chunks: summary.chunks, zip, discardError, leftAfterExport, ms };
+  },
+
+  /** Opens the world exportWorld stored, and keeps it open: this tab leads it. */
+  async holdWorld(name, storage) {
+    window.heldWorld = await openWorld(`export-worlds/${name}`, { storage });
+    return tabInfo(`world-ro:${storage === 'opfs' ? '' : `${storage}:`}export-worlds/${name}`).map((t) => t.leading);
+  },
+
+  /** The leader's view of the held world: what it holds for other tabs. */
+  async heldWorldInfo(name, storage) {
+    return tabInfo(`world-ro:${storage === 'opfs' ? '' : `${storage}:`}export-worlds/${name}`).map((t) => ({ leading: t.leading, served: t.served > 0, heldForOthers: t.heldForOthers }));
+  },
+
+  async releaseWorld(name, storage) {
+    await window.heldWorld.close();
+    window.heldWorld = undefined;
+    await destroy(`export-worlds/${name}`, { storage });
+  },
+
+  /** From a tab that follows (another tab holds the world): the export runs in the leader's
+   * engine and the zip's Blob comes back over the BroadcastChannel. Its figures, the event
+   * count, whether this tab led, and the scratch store after discard(). */
+  async exportFollowing(name, storage, stepBytes) {
+    const w = await openWorld(`export-worlds/${name}`, { storage });
+    const leading = tabInfo(`world-ro:${storage === 'opfs' ? '' : `${storage}:`}export-worlds/${name}`).map((t) => t.leading);
+    const events = [];
+    const r = await w.exportMcworldTo({ stepBytes, onProgress: (p) => events.push({ ...p }) });
+    const zip = await zipFigures(r.file);
+    await r.discard();
+    const left = await scratchLeft(storage);
+    const scan = await w.db.scan();
+    await w.close();
+    return { leading, events, zip, left, scan };
   },
 
   async conformance(storage) {

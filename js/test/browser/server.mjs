@@ -1,6 +1,8 @@
 // A static server for the browser tests: the package (`/pkg/`), the test pages and shared test
 // modules (`/test/`) and the shared worlds (`/worlds/`, plus `/worlds-list/<name>` giving the
-// file names of a world's db/). Serves `.wasm` as application/wasm; no COOP/COEP headers.
+// file names of a world's db/, and `/worlds-tree/<name>` every file of the world folder as a
+// path relative to it, `db/CURRENT`, sorted). Serves `.wasm` as application/wasm; no COOP/COEP
+// headers.
 
 import fs from 'node:fs';
 import http from 'node:http';
@@ -23,6 +25,13 @@ export function serve({ pkgDir, worldsDir }) {
       const dir = path.join(worldsDir, parts[1], 'db');
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(fs.readdirSync(dir).filter((n) => fs.statSync(path.join(dir, n)).isFile())));
+      return;
+    }
+    if (parts[0] === 'worlds-tree' && parts.length === 2) {
+      const dir = path.join(worldsDir, parts[1]);
+      const files = fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((n) => fs.statSync(path.join(dir, n)).isFile());
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(files.map((n) => n.split(path.sep).join('/')).sort()));
       return;
     }
     const root = roots[parts[0]];
