@@ -339,6 +339,21 @@ export class Engine {
     return this.entry(handle).db;
   }
 
+  /** The database for a call that may write to its files: refused while a streamed export of
+   * it is copying them (a write can flush or compact, deleting and reusing files the copy has
+   * yet to read: the zip would hold a mix). After the copy the export reads its own copy. */
+  private writableDb(handle: number, dryRun = false): WasmDatabase {
+    const entry = this.entry(handle);
+    if (!dryRun) {
+      for (const eh of entry.exports) {
+        if (this.exports.get(eh)?.exp.progress().phase === 'copy') {
+          throw new StrataError('LEVEL_LOCKED', 'the world is being copied for a .mcworld export: write again once the export has copied it (or cancel the export)');
+        }
+      }
+    }
+    return entry.db;
+  }
+
   private cursor(handle: number): WasmCursor {
     const c = this.cursors.get(handle);
     if (!c) throw new StrataError('LEVEL_ITERATOR_NOT_OPEN', 'Iterator is not open');
@@ -354,17 +369,17 @@ export class Engine {
   }
 
   put(h: number, key: Uint8Array, value: Uint8Array, sync: boolean): void {
-    this.db(h).put(key, value, sync);
+    this.writableDb(h).put(key, value, sync);
     this.scheduleIdle(h);
   }
 
   del(h: number, key: Uint8Array, sync: boolean): void {
-    this.db(h).del(key, sync);
+    this.writableDb(h).del(key, sync);
     this.scheduleIdle(h);
   }
 
   write(h: number, ops: Uint8Array, sync: boolean): void {
-    this.db(h).write(ops, sync);
+    this.writableDb(h).write(ops, sync);
     this.scheduleIdle(h);
   }
 
@@ -423,11 +438,11 @@ export class Engine {
   }
 
   compactRange(h: number, start: Uint8Array | undefined, end: Uint8Array | undefined): void {
-    this.db(h).compactRange(start, end);
+    this.writableDb(h).compactRange(start, end);
   }
 
   flush(h: number): void {
-    this.db(h).flush();
+    this.writableDb(h).flush();
   }
 
   /** The engine's figures plus `iterators`: this database's cursors not yet closed. */
@@ -470,15 +485,15 @@ export class Engine {
   }
 
   deleteChunks(h: number, dimension: number, areas: string): string {
-    return this.db(h).deleteChunks(dimension, areas);
+    return this.writableDb(h).deleteChunks(dimension, areas);
   }
 
   pruneChunks(h: number, dimension: number, keep: string, allowEmpty: boolean): string {
-    return this.db(h).pruneChunks(dimension, keep, allowEmpty);
+    return this.writableDb(h).pruneChunks(dimension, keep, allowEmpty);
   }
 
   applyEdits(h: number, text: string, dryRun: boolean): string {
-    return this.db(h).applyEdits(text, dryRun);
+    return this.writableDb(h, dryRun).applyEdits(text, dryRun);
   }
 
   entities(h: number, dimension: number): string {
@@ -486,11 +501,11 @@ export class Engine {
   }
 
   deleteEntities(h: number, dimension: number, areas: string, identifier: string | undefined, dryRun: boolean): string {
-    return this.db(h).deleteEntities(dimension, areas, identifier, dryRun);
+    return this.writableDb(h, dryRun).deleteEntities(dimension, areas, identifier, dryRun);
   }
 
   deleteEntity(h: number, dimension: number, key: Uint8Array, root: number): string {
-    return this.db(h).deleteEntity(dimension, key, root);
+    return this.writableDb(h).deleteEntity(dimension, key, root);
   }
 
   recordSnbt(h: number, key: Uint8Array): string | undefined {
@@ -498,7 +513,7 @@ export class Engine {
   }
 
   setRecordSnbt(h: number, key: Uint8Array, text: string): string {
-    return this.db(h).setRecordSnbt(key, text);
+    return this.writableDb(h).setRecordSnbt(key, text);
   }
 
   levelDatSnbt(h: number): string {
@@ -506,7 +521,7 @@ export class Engine {
   }
 
   setLevelDatSnbt(h: number, text: string): string {
-    return this.db(h).setLevelDatSnbt(text);
+    return this.writableDb(h).setLevelDatSnbt(text);
   }
 
   exportMcworld(h: number): Uint8Array {

@@ -415,9 +415,10 @@ export class World {
         case 'keep':
           return `${e.kind} ${e.dimension} ${oneLine(areasText(e.areas), 'areas')}`;
         case 'entities': {
-          if (e.identifier !== undefined && (typeof e.identifier !== 'string' || e.identifier === '')) throw invalidArgument('identifier must be a non-empty string');
-          const id = e.identifier === undefined ? '' : ` ${oneLine(e.identifier, 'identifier')}`;
-          return `entities ${e.dimension} ${oneLine(areasText(e.areas), 'areas')}${id}`;
+          if (e.identifier !== undefined && (typeof e.identifier !== 'string' || e.identifier === '' || e.identifier === '*' || /\s/.test(e.identifier))) {
+            throw invalidArgument('identifier must be a non-empty string without spaces');
+          }
+          return `entities ${e.dimension} ${e.identifier ?? '*'} ${oneLine(areasText(e.areas), 'areas')}`;
         }
         case 'entity':
           if (typeof e.key !== 'string' || !/^([0-9a-f]{2})+$/.test(e.key) || !Number.isInteger(e.root) || e.root < 0) {

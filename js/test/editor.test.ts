@@ -245,6 +245,53 @@ describe('World editor (Node)', () => {
     expect(printSnbtTree([{ name: '', tag: { t: 'list', e: 'compound', v: [] } }, { name: 'n m', tag: emptyNode('compound') }])).toBe('[compound;]\n"n m": {}\n');
   });
 
+  test('exportMcworldTo refuses writes to the world while it copies it (a flush could reuse files not yet read); after the copy they go through, and the zip holds the world as it was', async () => {
+    const dir = worldCopy('amulet_1_16');
+    const w = await openWorld(dir, { writable: true });
+    const ref = await w.db.scan();
+    const out = path.join(tempDir('export-writes'), 'w.mcworld');
+    const tries: Array<[string, string]> = [];
+    const pending: Array<Promise<void>> = [];
+    const attempt = (phase: string, fn: () => Promise<unknown>) => {
+      pending.push(
+        fn().then(
+          () => void tries.push([phase, 'ok']),
+          (e: unknown) => void tries.push([phase, (e as StrataError).code]),
+        ),
+      );
+    };
+    let n = 0;
+    await w.exportMcworldTo({
+      path: out,
+      stepBytes: 256 << 10,
+      onProgress: (p) => {
+        if (p.phase === 'copy' && n++ === 1) {
+          attempt('copy', () => w.db.put('written-during-export', 'x'));
+          attempt('copy', () => w.setNbt('~local_player', '{}'));
+          attempt('copy', () => w.deleteChunks(0, '0,0'));
+          attempt('copy', () => w.db.compactRange());
+          attempt('copy', () => w.applyEdits([{ kind: 'delete', dimension: 0, areas: '0,0' }], { dryRun: true }));
+        }
+        if (p.phase === 'zip' && tries.length === 5 && pending.length === 5) attempt('zip', () => w.db.put('written-after-the-copy', 'y'));
+      },
+    });
+    await Promise.all(pending);
+    // The dry run reads only; everything else waits for the copy to end.
+    expect(tries).toEqual([
+      ['copy', 'LEVEL_LOCKED'],
+      ['copy', 'LEVEL_LOCKED'],
+      ['copy', 'LEVEL_LOCKED'],
+      ['copy', 'LEVEL_LOCKED'],
+      ['copy', 'ok'],
+      ['zip', 'ok'],
+    ]);
+    expect(await w.db.get('written-after-the-copy', { valueEncoding: 'utf8' })).toBe('y');
+    await w.close();
+    const m = await openMcworld(new Uint8Array(fs.readFileSync(out)));
+    expect(await m.db.scan()).toEqual(ref);
+    await m.close();
+  });
+
   test('exportMcworldTo: streamed through a temporary folder, the same bytes, progress, abort', async () => {
     const dir = worldCopy('amulet_1_16');
     const tree = () =>
@@ -346,7 +393,24 @@ describe('World editor (Node)', () => {
     // by the engine; neither writes anything.
     const beforeEdits = (await w.db.scan()).crc32c;
     await rejects(w.applyEdits([{ kind: 'entity', dimension: 0, key: 'xyz', root: 0 }]), 'LEVEL_INVALID_ARGUMENT', 'entity must be { key: hex string');
-    await rejects(w.applyEdits([{ kind: 'entities', dimension: 0, areas: '0,0', identifier: 'a\nb' }]), 'LEVEL_INVALID_ARGUMENT', 'identifier must be one line');
+    await rejects(w.applyEdits([{ kind: 'entities', dimension: 0, areas: '0,0', identifier: 'a\nb' }]), 'LEVEL_INVALID_ARGUMENT', 'identifier must be a non-empty string without spaces');
+    // Spaces inside string areas mean what they say (a selection text allows them).
+    const spaced = await w.applyEdits(
+      [
+        { kind: 'delete', dimension: 0, areas: ' -2 , -2 : 1 , 1 ' },
+        { kind: 'entities', dimension: 0, areas: '-100000,-100000 : 100000,100000 ; 7,7' },
+      ],
+      { dryRun: true },
+    );
+    const tight = await w.applyEdits(
+      [
+        { kind: 'delete', dimension: 0, areas: '-2,-2:1,1' },
+        { kind: 'entities', dimension: 0, areas: '-100000,-100000:100000,100000;7,7' },
+      ],
+      { dryRun: true },
+    );
+    expect(spaced).toEqual(tight);
+    expect([tight.chunks > 0, tight.entities > 0]).toEqual([true, true]);
     await rejects(w.applyEdits([{ kind: 'entity', dimension: 0, key: '00', root: 0 }]), 'LEVEL_NOT_FOUND', 'no entity at compound 0 of key 00 in dimension 0');
     await rejects(w.applyEdits([{ kind: 'entities', dimension: 0, areas: '0,0' }, { kind: 'entity', dimension: 0, key: '00', root: 0 }]), 'LEVEL_NOT_FOUND', 'no entity');
     expect((await w.db.scan()).crc32c).toBe(beforeEdits);

@@ -412,36 +412,45 @@ impl ChunkEdit {
     }
 
     /// One edit per line of [`apply_edits`]' text: `delete DIM AREAS`, `keep DIM AREAS`,
-    /// `entities DIM AREAS [IDENTIFIER]`, `entity DIM KEYHEX ROOT`.
+    /// `entities DIM IDENTIFIER|* AREAS` (`*`: any identifier), `entity DIM KEYHEX ROOT`.
+    /// AREAS is the rest of the line (spaces inside it are allowed).
     pub fn parse(line: &str) -> Result<ChunkEdit> {
-        let mut parts = line.trim().splitn(4, ' ');
-        let (kind, dim, a, b) = (parts.next(), parts.next(), parts.next(), parts.next());
         let bad = || {
             Error::invalid_argument(format!(
                 "{line:?} is not an edit: `delete DIMENSION AREAS`, `keep DIMENSION AREAS`, \
-                 `entities DIMENSION AREAS [IDENTIFIER]` or `entity DIMENSION KEYHEX ROOT`"
+                 `entities DIMENSION IDENTIFIER|* AREAS` or `entity DIMENSION KEYHEX ROOT`"
             ))
         };
+        let mut parts = line.trim().splitn(3, char::is_whitespace);
+        let (kind, dim, rest) = (parts.next(), parts.next(), parts.next());
         let dimension: i32 = dim.ok_or_else(bad)?.parse().map_err(|_| bad())?;
         check_dimension(dimension)?;
-        let a = a.ok_or_else(bad)?;
-        match (kind, b) {
-            (Some("delete"), None) => Ok(ChunkEdit::Delete {
+        let rest = rest.ok_or_else(bad)?.trim();
+        match kind {
+            Some("delete") => Ok(ChunkEdit::Delete {
                 dimension,
-                area: Selection::parse(a)?,
+                area: Selection::parse(rest)?,
             }),
-            (Some("keep"), None) => Ok(ChunkEdit::Keep {
+            Some("keep") => Ok(ChunkEdit::Keep {
                 dimension,
-                keep: Selection::parse(a)?,
+                keep: Selection::parse(rest)?,
             }),
-            (Some("entities"), identifier) => Ok(ChunkEdit::Entities {
-                dimension,
-                area: Selection::parse(a)?,
-                identifier: identifier.map(str::to_string),
-            }),
-            (Some("entity"), Some(root)) => {
-                let key = unhex(a).ok_or_else(bad)?;
-                let root = root.parse().map_err(|_| bad())?;
+            Some("entities") => {
+                let (id, areas) = rest.split_once(char::is_whitespace).ok_or_else(bad)?;
+                Ok(ChunkEdit::Entities {
+                    dimension,
+                    area: Selection::parse(areas.trim())?,
+                    identifier: (id != "*").then(|| id.to_string()),
+                })
+            }
+            Some("entity") => {
+                let mut t = rest.split_whitespace();
+                let (key, root, more) = (t.next(), t.next(), t.next());
+                if more.is_some() {
+                    return Err(bad());
+                }
+                let key = unhex(key.ok_or_else(bad)?).ok_or_else(bad)?;
+                let root = root.ok_or_else(bad)?.parse().map_err(|_| bad())?;
                 Ok(ChunkEdit::Entity {
                     dimension,
                     key,
