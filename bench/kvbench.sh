@@ -24,7 +24,7 @@ done
 bench_pkg_install leveldb lmdb
 OUT=target/bench
 mkdir -p "$OUT"
-[ -x "$OUT/leveldb_bench" ] && [ ! bench/leveldb_bench.cc -nt "$OUT/leveldb_bench" ] ||
+[ -x "$OUT/leveldb_bench" ] && [ ! bench/leveldb_bench.cc -nt "$OUT/leveldb_bench" ] && [ ! bench/harness.h -nt "$OUT/leveldb_bench" ] ||
   bench_cxx -O2 -std=c++17 bench/leveldb_bench.cc -lleveldb -lsnappy -lpthread -o "$OUT/leveldb_bench"
 [ -x "$OUT/lmdb_bench" ] && [ ! bench/lmdb_bench.cc -nt "$OUT/lmdb_bench" ] && [ ! bench/harness.h -nt "$OUT/lmdb_bench" ] ||
   bench_cxx -O2 -std=c++17 bench/lmdb_bench.cc -llmdb -lpthread -o "$OUT/lmdb_bench"

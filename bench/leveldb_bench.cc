@@ -3,15 +3,20 @@
 // 100-byte pieces, ratio 0.5), random seeds (Park-Miller, 301 for values and 1000+thread for
 // keys) and output lines as `strata bench`, so the two are compared workload by workload in
 // one run. Debian ships the library but not LevelDB's own db_bench binary; this harness calls
-// the library directly (no Python or binding overhead).
+// the library directly (no Python or binding overhead). RucksDB's suite (put_100b, get_sstable,
+// writes_during_flush, ...; bench/rucksdb.sh) runs through bench/harness.h on the same options,
+// with an Env wrapper that sees background work (Env::Schedule) and memtable flushes (each
+// completed flush removes the log it replaced).
 //
 // Build: g++ -O2 -std=c++17 bench/leveldb_bench.cc -lleveldb -lsnappy -lpthread -o leveldb_bench
 
 #include <leveldb/cache.h>
 #include <leveldb/db.h>
+#include <leveldb/env.h>
 #include <leveldb/filter_policy.h>
 #include <leveldb/write_batch.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +25,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "harness.h"
 
 namespace {
 
@@ -65,7 +72,7 @@ struct Flags {
   long write_buffer_size = 0, max_file_size = 0, threads = 1;
   double compression_ratio = 0.5;
   std::string db = "/tmp/leveldb-dbbench", compression = "snappy";
-  bool use_existing_db = false, json = false;
+  bool use_existing_db = false, json = false, histogram = false;
 };
 
 struct Stats {
@@ -79,7 +86,8 @@ std::string Key(long k) {
   return buf;
 }
 
-leveldb::Options MakeOptions(const Flags& f, bool bulk) {
+template <class F>  // Flags, or harness::Flags (RucksDB's suite)
+leveldb::Options MakeOptions(const F& f, bool bulk) {
   leveldb::Options o;
   o.create_if_missing = true;
   o.compression = f.compression == "none" ? leveldb::kNoCompression : leveldb::kSnappyCompression;
@@ -174,6 +182,115 @@ Stats RunOne(const Flags& f, const std::string& name, leveldb::DB* db, int threa
   return st;
 }
 
+/// Sees LevelDB's background work and memtable flushes from outside the library.
+class WatchEnv : public leveldb::EnvWrapper {
+ public:
+  WatchEnv() : EnvWrapper(leveldb::Env::Default()) {}
+  std::atomic<long> scheduled{0};     // background calls queued or running
+  std::atomic<long> logs_removed{0};  // one per completed memtable flush
+  void Schedule(void (*fn)(void*), void* arg) override {
+    scheduled++;
+    target()->Schedule(&WatchEnv::Run, new Job{fn, arg, this});
+  }
+  leveldb::Status RemoveFile(const std::string& f) override {
+    if (f.size() > 4 && f.compare(f.size() - 4, 4, ".log") == 0) logs_removed++;
+    return target()->RemoveFile(f);
+  }
+
+ private:
+  struct Job {
+    void (*fn)(void*);
+    void* arg;
+    WatchEnv* env;
+  };
+  static void Run(void* p) {
+    Job* j = static_cast<Job*>(p);
+    j->fn(j->arg);
+    j->env->scheduled--;
+    delete j;
+  }
+};
+
+void Check(const leveldb::Status& s, const char* what) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s error: %s\n", what, s.ToString().c_str());
+    std::exit(1);
+  }
+}
+
+/// LevelDB as a harness::Store, for RucksDB's suite: the options of MakeOptions.
+struct LevelStore : harness::Store {
+  harness::Flags& f;
+  WatchEnv* env = new WatchEnv;  // never freed: a background call may return through it at exit
+  leveldb::DB* db = nullptr;
+  leveldb::Options o;
+  explicit LevelStore(harness::Flags& flags) : f(flags) {}
+  void Open(bool fresh, bool bulk) override {
+    o = MakeOptions(f, bulk);
+    o.env = env;
+    if (fresh) leveldb::DestroyDB(f.db, o);
+    Check(leveldb::DB::Open(o, f.db, &db), "open");
+  }
+  void Close() override {
+    delete db;
+    db = nullptr;
+    delete o.block_cache;
+    delete o.filter_policy;
+    o = leveldb::Options();
+  }
+  void Put(const std::string& k, std::string_view v, bool sync) override {
+    leveldb::WriteOptions w;
+    w.sync = sync;
+    Check(db->Put(w, k, leveldb::Slice(v.data(), v.size())), "put");
+  }
+  void Write(const harness::Batch& batch, bool sync) override {
+    leveldb::WriteBatch b;
+    for (auto& [k, v] : batch) b.Put(k, leveldb::Slice(v.data(), v.size()));
+    leveldb::WriteOptions w;
+    w.sync = sync;
+    Check(db->Write(w, &b), "write");
+  }
+  bool Get(const std::string& k, std::string* v) override {
+    leveldb::Status s = db->Get(leveldb::ReadOptions(), k, v);
+    if (s.IsNotFound()) return false;
+    Check(s, "get");
+    return true;
+  }
+  void Delete(const std::string& k) override { Check(db->Delete(leveldb::WriteOptions(), k), "delete"); }
+  long Scan(bool forward, long limit, long* bytes) override {
+    leveldb::Iterator* it = db->NewIterator(leveldb::ReadOptions());
+    long n = 0;
+    for (forward ? it->SeekToFirst() : it->SeekToLast(); it->Valid() && n < limit; forward ? it->Next() : it->Prev()) {
+      *bytes += it->key().size() + it->value().size();
+      n++;
+    }
+    Check(it->status(), "iterator");
+    delete it;
+    return n;
+  }
+  bool SeekFinds(const std::string& k) override {
+    leveldb::Iterator* it = db->NewIterator(leveldb::ReadOptions());
+    it->Seek(k);
+    bool found = it->Valid() && it->key() == k;
+    delete it;
+    return found;
+  }
+  bool Compact() override {
+    db->CompactRange(nullptr, nullptr);
+    return true;
+  }
+  int BackgroundBusy() override { return env->scheduled.load(std::memory_order_relaxed) > 0; }
+  long Flushes() override { return env->logs_removed.load(); }
+  long TableFiles() override {
+    long n = 0;
+    std::string v;
+    for (int level = 0; level < 7; level++) {
+      if (db->GetProperty("leveldb.num-files-at-level" + std::to_string(level), &v)) n += std::atol(v.c_str());
+    }
+    return n;
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -196,18 +313,34 @@ int main(int argc, char** argv) {
     else if (k == "--compression") f.compression = v;
     else if (k == "--use_existing_db") f.use_existing_db = v == "1";
     else if (k == "--json") f.json = true;
+    else if (k == "--histogram") f.histogram = v == "1" || v == "true";
     else { std::fprintf(stderr, "unknown flag %s\n", a.c_str()); return 2; }
   }
   if (f.compression != "snappy" && f.compression != "none") {
     std::fprintf(stderr, "Google LevelDB supports --compression=snappy|none\n");
     return 2;
   }
+  // RucksDB's suite runs on bench/harness.h with the same flags.
+  harness::Flags hf;
+  hf.benchmarks = f.benchmarks;
+  hf.num = f.num, hf.reads = f.reads, hf.value_size = f.value_size, hf.cache_size = f.cache_size;
+  hf.bloom_bits = f.bloom_bits, hf.write_buffer_size = f.write_buffer_size, hf.max_file_size = f.max_file_size;
+  hf.threads = f.threads, hf.compression_ratio = f.compression_ratio, hf.db = f.db, hf.compression = f.compression;
+  hf.use_existing_db = f.use_existing_db, hf.json = f.json, hf.histogram = f.histogram;
+  LevelStore store(hf);
   leveldb::DB* db = nullptr;
   if (!f.use_existing_db) leveldb::DestroyDB(f.db, leveldb::Options());
   std::stringstream list(f.benchmarks);
   std::string name;
   while (std::getline(list, name, ',')) {
     if (name.empty()) continue;
+    if (harness::IsRucks(name)) {  // a fresh database of its own
+      if (f.use_existing_db) continue;
+      delete db;
+      db = nullptr;
+      harness::RunRucks(hf, name, store);
+      continue;
+    }
     bool fresh = name.rfind("fill", 0) == 0 || name.rfind("bulkload", 0) == 0;
     if (fresh && f.use_existing_db) continue;
     if (name == "open") {
@@ -224,7 +357,7 @@ int main(int argc, char** argv) {
       }
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       double micros = secs * 1e6 / (n > 0 ? n : 1);
-      if (f.json) std::printf("{\"benchmark\":\"open\",\"micros_per_op\":%.3f,\"ops\":%ld,\"seconds\":%.6f,\"mb_per_s\":null,\"found\":0,\"threads\":1}\n", micros, n, secs);
+      if (f.json) std::printf("{\"benchmark\":\"open\",\"micros_per_op\":%.3f,\"ops\":%ld,\"seconds\":%.6f,\"mb_per_s\":null,\"found\":0,\"threads\":1,\"latency\":null}\n", micros, n, secs);
       else std::printf("%-12s : %11.3f micros/op;\n", "open", micros);
       std::fflush(stdout);
       continue;
@@ -250,7 +383,7 @@ int main(int argc, char** argv) {
     double micros = secs * 1e6 / (total.done > 0 ? total.done : 1);
     double mbps = total.bytes / 1048576.0 / secs;
     if (f.json) {
-      std::printf("{\"benchmark\":\"%s\",\"micros_per_op\":%.3f,\"ops\":%ld,\"seconds\":%.6f,\"mb_per_s\":%s,\"found\":%ld,\"threads\":%ld}\n",
+      std::printf("{\"benchmark\":\"%s\",\"micros_per_op\":%.3f,\"ops\":%ld,\"seconds\":%.6f,\"mb_per_s\":%s,\"found\":%ld,\"threads\":%ld,\"latency\":null}\n",
                   name.c_str(), micros, total.done, secs,
                   total.bytes > 0 ? std::to_string(mbps).c_str() : "null", total.found, f.threads);
     } else {

@@ -14,15 +14,21 @@
 // least 64 MB; after the timed load the memtable is flushed and the database closed (untimed),
 // as `strata bench` does, so the next workload reopens it with the normal options.
 //
+// RucksDB's suite (put_100b, get_sstable, writes_during_flush, ...; bench/rucksdb.sh) runs
+// through bench/harness.h on the same options, with an EventListener that sees flushes and
+// compactions from their begin to their completion callbacks.
+//
 // Build: g++ -O2 -Wall -std=c++17 bench/rocksdb_bench.cc -lrocksdb -lpthread -o rocksdb_bench
 
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +37,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "harness.h"
 
 namespace {
 
@@ -76,7 +84,7 @@ struct Flags {
   long write_buffer_size = 0, max_file_size = 0, threads = 1;
   double compression_ratio = 0.5;
   std::string db = "/tmp/rocksdb-dbbench", compression = "snappy";
-  bool use_existing_db = false, json = false;
+  bool use_existing_db = false, json = false, histogram = false;
 };
 
 struct Stats {
@@ -92,7 +100,8 @@ std::string Key(long k) {
 
 bool IsBulk(const std::string& name) { return name.rfind("bulkload", 0) == 0; }
 
-rocksdb::Options MakeOptions(const Flags& f, bool bulk) {
+template <class F>  // Flags, or harness::Flags (RucksDB's suite)
+rocksdb::Options MakeOptions(const F& f, bool bulk) {
   rocksdb::Options o;
   o.create_if_missing = true;
   o.compression = f.compression == "none" ? rocksdb::kNoCompression : rocksdb::kSnappyCompression;
@@ -204,6 +213,90 @@ Stats RunOne(const Flags& f, const std::string& name, rocksdb::DB* db, int threa
   return st;
 }
 
+/// Sees RocksDB's flushes and compactions through its listener callbacks.
+struct Watch : rocksdb::EventListener {
+  std::atomic<long> running{0};  // flushes and compactions between begin and completion
+  std::atomic<long> flushes{0};  // completed
+  void OnFlushBegin(rocksdb::DB*, const rocksdb::FlushJobInfo&) override { running++; }
+  void OnFlushCompleted(rocksdb::DB*, const rocksdb::FlushJobInfo&) override {
+    flushes++;
+    running--;
+  }
+  void OnCompactionBegin(rocksdb::DB*, const rocksdb::CompactionJobInfo&) override { running++; }
+  void OnCompactionCompleted(rocksdb::DB*, const rocksdb::CompactionJobInfo&) override { running--; }
+};
+
+/// RocksDB as a harness::Store, for RucksDB's suite: the options of MakeOptions.
+struct RocksStore : harness::Store {
+  harness::Flags& f;
+  std::shared_ptr<Watch> watch = std::make_shared<Watch>();
+  rocksdb::DB* db = nullptr;
+  explicit RocksStore(harness::Flags& flags) : f(flags) {}
+  void Open(bool fresh, bool bulk) override {
+    rocksdb::Options o = MakeOptions(f, bulk);
+    o.listeners.push_back(watch);
+    if (fresh) rocksdb::DestroyDB(f.db, o);
+    Check(rocksdb::DB::Open(o, f.db, &db), "open");
+  }
+  void Close() override {
+    if (db) Check(db->Close(), "close");
+    delete db;
+    db = nullptr;
+  }
+  void Put(const std::string& k, std::string_view v, bool sync) override {
+    rocksdb::WriteOptions w;
+    w.sync = sync;
+    Check(db->Put(w, k, rocksdb::Slice(v.data(), v.size())), "put");
+  }
+  void Write(const harness::Batch& batch, bool sync) override {
+    rocksdb::WriteBatch b;
+    for (auto& [k, v] : batch) b.Put(k, rocksdb::Slice(v.data(), v.size()));
+    rocksdb::WriteOptions w;
+    w.sync = sync;
+    Check(db->Write(w, &b), "write");
+  }
+  bool Get(const std::string& k, std::string* v) override {
+    rocksdb::Status s = db->Get(rocksdb::ReadOptions(), k, v);
+    if (s.IsNotFound()) return false;
+    Check(s, "get");
+    return true;
+  }
+  void Delete(const std::string& k) override { Check(db->Delete(rocksdb::WriteOptions(), k), "delete"); }
+  long Scan(bool forward, long limit, long* bytes) override {
+    rocksdb::Iterator* it = db->NewIterator(rocksdb::ReadOptions());
+    long n = 0;
+    for (forward ? it->SeekToFirst() : it->SeekToLast(); it->Valid() && n < limit; forward ? it->Next() : it->Prev()) {
+      *bytes += it->key().size() + it->value().size();
+      n++;
+    }
+    Check(it->status(), "iterator");
+    delete it;
+    return n;
+  }
+  bool SeekFinds(const std::string& k) override {
+    rocksdb::Iterator* it = db->NewIterator(rocksdb::ReadOptions());
+    it->Seek(k);
+    bool found = it->Valid() && it->key() == k;
+    delete it;
+    return found;
+  }
+  bool Compact() override {
+    Check(db->Flush(rocksdb::FlushOptions()), "flush");
+    Check(db->CompactRange(rocksdb::CompactRangeOptions(), nullptr, nullptr), "compact");
+    return true;
+  }
+  int BackgroundBusy() override { return watch->running.load(std::memory_order_relaxed) > 0; }
+  long Flushes() override { return watch->flushes.load(); }
+  long TableFiles() override {
+    long n = 0;
+    std::string v;
+    for (int level = 0; level < db->NumberLevels(); level++) {
+      if (db->GetProperty("rocksdb.num-files-at-level" + std::to_string(level), &v)) n += std::atol(v.c_str());
+    }
+    return n;
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -226,18 +319,34 @@ int main(int argc, char** argv) {
     else if (k == "--compression") f.compression = v;
     else if (k == "--use_existing_db") f.use_existing_db = v == "1";
     else if (k == "--json") f.json = true;
+    else if (k == "--histogram") f.histogram = v == "1" || v == "true";
     else { std::fprintf(stderr, "unknown flag %s\n", a.c_str()); return 2; }
   }
   if (f.compression != "snappy" && f.compression != "none") {
     std::fprintf(stderr, "rocksdb_bench supports --compression=snappy|none\n");
     return 2;
   }
+  // RucksDB's suite runs on bench/harness.h with the same flags.
+  harness::Flags hf;
+  hf.benchmarks = f.benchmarks;
+  hf.num = f.num, hf.reads = f.reads, hf.value_size = f.value_size, hf.cache_size = f.cache_size;
+  hf.bloom_bits = f.bloom_bits, hf.write_buffer_size = f.write_buffer_size, hf.max_file_size = f.max_file_size;
+  hf.threads = f.threads, hf.compression_ratio = f.compression_ratio, hf.db = f.db, hf.compression = f.compression;
+  hf.use_existing_db = f.use_existing_db, hf.json = f.json, hf.histogram = f.histogram;
+  RocksStore store(hf);
   rocksdb::DB* db = nullptr;
   if (!f.use_existing_db) rocksdb::DestroyDB(f.db, rocksdb::Options());
   std::stringstream list(f.benchmarks);
   std::string name;
   while (std::getline(list, name, ',')) {
     if (name.empty()) continue;
+    if (harness::IsRucks(name)) {  // a fresh database of its own
+      if (f.use_existing_db) continue;
+      delete db;
+      db = nullptr;
+      harness::RunRucks(hf, name, store);
+      continue;
+    }
     bool fresh = name.rfind("fill", 0) == 0 || IsBulk(name);
     if (fresh && f.use_existing_db) continue;
     if (fresh || db == nullptr) {
@@ -260,7 +369,7 @@ int main(int argc, char** argv) {
     double micros = secs * 1e6 / (total.done > 0 ? total.done : 1);
     double mbps = total.bytes / 1048576.0 / secs;
     if (f.json) {
-      std::printf("{\"benchmark\":\"%s\",\"micros_per_op\":%.3f,\"ops\":%ld,\"seconds\":%.6f,\"mb_per_s\":%s,\"found\":%ld,\"threads\":%ld}\n",
+      std::printf("{\"benchmark\":\"%s\",\"micros_per_op\":%.3f,\"ops\":%ld,\"seconds\":%.6f,\"mb_per_s\":%s,\"found\":%ld,\"threads\":%ld,\"latency\":null}\n",
                   name.c_str(), micros, total.done, secs,
                   total.bytes > 0 ? std::to_string(mbps).c_str() : "null", total.found, f.threads);
     } else {

@@ -30,6 +30,8 @@ echo "== the benchmarks' platform layer (Linux, and macOS with stand-ins)"
 bash bench/test-platform.sh
 echo "== cargo test"
 cargo test --all-targets
+echo "== bench/rucksdb.sh at a tiny size (LevelDB, RocksDB, Strata; the checks, the report)"
+bash bench/test-rucksdb.sh
 echo "== cargo test --doc (the crate guide) and cargo doc (no warnings)"
 cargo test --doc
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib -q

@@ -294,6 +294,110 @@ fn bench_runs_db_bench_workloads_in_its_format() {
     assert!(lines[1].contains("\"ops\":500,"), "{}", lines[1]);
 }
 
+/// RucksDB's suite (bench/rucksdb.sh runs it on LevelDB and RocksDB too): every workload runs,
+/// checks itself and prints the fields bench/harness.h prints; a check that fails fails the
+/// command.
+#[test]
+fn bench_runs_rucksdb_workloads_and_checks_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("rucks");
+    let out = strata(&[
+        "bench",
+        "--num=2000",
+        "--bloom_bits=10",
+        "--json",
+        "--benchmarks=put_100b,put_1kb,put_10kb,get_memtable,get_sstable,get_not_found,delete,read_write_50_50,concurrent_writes,writes_during_flush",
+        "--threads=2",
+        &format!("--db={}", db.display()),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 10, "{text}");
+    let line = |name: &str| {
+        *lines
+            .iter()
+            .find(|l| l.starts_with(&format!("{{\"benchmark\":\"{name}\",\"micros_per_op\":")))
+            .unwrap_or_else(|| panic!("no {name} line in\n{text}"))
+    };
+    // (workload, ops, found, threads) as the suite defines them for N = 2,000.
+    for (name, ops, found, threads) in [
+        ("put_100b", 2000, 0, 1),
+        ("put_1kb", 200, 0, 1),
+        ("put_10kb", 20, 0, 1),
+        ("get_memtable", 2000, 2000, 1),
+        ("get_sstable", 2000, 2000, 1),
+        ("get_not_found", 2000, 0, 1),
+        ("delete", 2000, 0, 1),
+        ("read_write_50_50", 500, 250, 1),
+        ("concurrent_writes", 200, 0, 2),
+        ("writes_during_flush", 4096, 0, 1),
+    ] {
+        let l = line(name);
+        assert!(l.contains(&format!(",\"ops\":{ops},")), "{l}");
+        assert!(
+            l.contains(&format!(
+                ",\"found\":{found},\"threads\":{threads},\"latency\":"
+            )),
+            "{l}"
+        );
+        if name != "writes_during_flush" {
+            assert!(l.ends_with(",\"latency\":null}"), "{l}");
+        }
+    }
+    let l = line("writes_during_flush");
+    assert!(l.contains(",\"latency\":{\"ops\":4096,\"p50_us\":"), "{l}");
+    for field in ["p99_us", "p999_us", "max_us", "mean_us"] {
+        assert!(l.contains(&format!("\"{field}\":")), "{l}");
+    }
+    let flushes: u64 = l
+        .split(",\"flushes\":")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no flushes in {l}"));
+    assert!(flushes >= 1, "{l}");
+    assert!(l.contains(",\"busy_ops\":"), "{l}");
+    assert!(l.contains(",\"latency_busy\":{\"ops\":"), "{l}");
+
+    // --histogram=1 times every op; the text form names the percentiles.
+    let out = strata(&[
+        "bench",
+        "--num=2000",
+        "--histogram=1",
+        "--benchmarks=get_memtable",
+        &format!("--db={}", db.display()),
+    ]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    let l = text
+        .lines()
+        .find(|l| l.starts_with("get_memtable : "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(l.contains("(2000 of 2000 found) (p50 "), "{l}");
+    assert!(l.contains(" us, p99 ") && l.contains(" us, max "), "{l}");
+
+    // The 1,000 keys of get_memtable cannot stay in a 100 KB memtable: the check fails the
+    // command.
+    let out = strata(&[
+        "bench",
+        "--num=2000",
+        "--write_buffer_size=100000",
+        "--benchmarks=get_memtable",
+        &format!("--db={}", db.display()),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("get_memtable: check failed: a table was written"),
+        "{err}"
+    );
+}
+
 #[test]
 fn every_command_has_a_help_page_and_usage_errors_name_the_command() {
     for cmd in [

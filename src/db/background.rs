@@ -43,7 +43,7 @@ impl DbInner {
             st.bg_error.get_or_insert_with(|| {
                 crate::error::Error::internal(format!("background work panicked: {what}"))
             });
-            st.bg_scheduled = false;
+            self.set_bg_scheduled(&mut st, false);
             drop(st);
             self.bg_cv.notify_all();
         }
@@ -57,12 +57,18 @@ impl DbInner {
                 st = self.bg_cv.wait(st).unwrap();
             }
             if st.shutting_down {
-                st.bg_scheduled = false;
+                self.set_bg_scheduled(&mut st, false);
                 self.bg_cv.notify_all();
                 return;
             }
             st = self.background_call(st);
         }
+    }
+
+    /// Sets `State::bg_scheduled` and its lock-free mirror (`Db::background_busy`).
+    fn set_bg_scheduled(&self, st: &mut State, scheduled: bool) {
+        st.bg_scheduled = scheduled;
+        self.bg_busy.store(scheduled, Ordering::Relaxed);
     }
 
     /// Schedules background work if any is due.
@@ -81,7 +87,7 @@ impl DbInner {
                 .peek_current()
                 .needs_compaction(limits.size_triggered, limits.seek_triggered);
         if due {
-            st.bg_scheduled = true;
+            self.set_bg_scheduled(&mut st, true);
             self.bg_cv.notify_all();
         }
         st
@@ -117,7 +123,7 @@ impl DbInner {
                 }
             }
         }
-        st.bg_scheduled = false;
+        self.set_bg_scheduled(&mut st, false);
         let st = self.maybe_schedule_compaction(st);
         self.bg_cv.notify_all();
         st
@@ -409,7 +415,7 @@ impl DbInner {
             self.bg_cv.wait(st).unwrap()
         } else {
             let mut st = st;
-            st.bg_scheduled = true;
+            self.set_bg_scheduled(&mut st, true);
             self.background_call(st)
         }
     }

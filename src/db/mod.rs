@@ -259,6 +259,8 @@ pub(crate) struct DbInner {
     /// Signals the background thread (work scheduled) and waiters (work finished).
     bg_cv: Condvar,
     has_imm: AtomicBool,
+    /// `State::bg_scheduled`, readable without the lock (`Db::background_busy`).
+    bg_busy: AtomicBool,
     writers: Mutex<write::WriteQueue>,
     writers_cv: Condvar,
     recovery: RecoveryInfo,
@@ -403,6 +405,15 @@ impl Db {
             compactions: st.compactions,
             flushes: st.flushes,
         }
+    }
+
+    /// Whether a memtable flush or a compaction is scheduled or running: one relaxed atomic
+    /// load, no lock, for instrumentation (`strata bench`'s writes_during_flush classifies
+    /// each put by it). The answer can be stale by the time it is used.
+    pub fn background_busy(&self) -> bool {
+        self.inner
+            .bg_busy
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Sets `key` to `value`.

@@ -329,6 +329,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         }),
         bg_cv: Condvar::new(),
         has_imm: AtomicBool::new(false),
+        bg_busy: AtomicBool::new(false),
         writers: Mutex::new(write::WriteQueue::default()),
         writers_cv: Condvar::new(),
         recovery,

@@ -4,7 +4,12 @@
 //! generator (each 100-byte piece is `compression_ratio` random printable bytes repeated), and
 //! random keys come from LevelDB's Park–Miller generator seeded as db_bench seeds it, so the
 //! workloads match db_bench's. Results print as db_bench prints them, or as JSON lines with
-//! `--json`.
+//! `--json` (each with a `latency` field: per-op percentiles where measured, else null).
+//!
+//! RucksDB's suite (put_100b ... writes_during_flush, `rucks.rs`) runs beside them, mirrored
+//! by bench/harness.h on LevelDB and RocksDB (bench/rucksdb.sh).
+
+mod rucks;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -34,6 +39,9 @@ struct Flags {
     compression: CompressionType,
     threads: usize,
     json: bool,
+    /// `--histogram=1`: per-op latency percentiles for RucksDB's workloads (writes_during_flush
+    /// always has them).
+    histogram: bool,
 }
 
 /// db_bench's value source: 1 MiB of compressible bytes, handed out in slices.
@@ -173,6 +181,7 @@ fn parse(raw: &[String]) -> Result<Flags, CliError> {
         compression,
         threads: args.number("threads")?.unwrap_or(1).max(1) as usize,
         json: args.has("json"),
+        histogram: matches!(args.value("histogram"), Some("1") | Some("true")),
     })
 }
 
@@ -216,6 +225,18 @@ pub fn bench(raw: &[String]) -> Result<ExitCode, CliError> {
     }
     let mut db: Option<Arc<Db>> = None;
     for name in flags.benchmarks.clone() {
+        if rucks::is_rucks(&name) {
+            // A fresh database of its own, checked by the workload itself.
+            if flags.use_existing_db {
+                if !flags.json {
+                    println!("{name:<12} : skipped (--use_existing_db is true)");
+                }
+                continue;
+            }
+            db = None;
+            rucks::run(&flags, &name)?;
+            continue;
+        }
         let fresh = matches!(
             name.as_str(),
             "fillseq"
@@ -460,7 +481,7 @@ fn report(flags: &Flags, name: &str, st: &Stats, secs: f64) {
     let mbps = (st.bytes > 0).then(|| st.bytes as f64 / 1048576.0 / secs);
     if flags.json {
         println!(
-            "{{\"benchmark\":\"{name}\",\"micros_per_op\":{micros:.3},\"ops\":{},\"seconds\":{secs:.6},\"mb_per_s\":{},\"found\":{},\"threads\":{}}}",
+            "{{\"benchmark\":\"{name}\",\"micros_per_op\":{micros:.3},\"ops\":{},\"seconds\":{secs:.6},\"mb_per_s\":{},\"found\":{},\"threads\":{},\"latency\":null}}",
             st.done,
             mbps.map_or("null".to_string(), |m| format!("{m:.1}")),
             st.found,

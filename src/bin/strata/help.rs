@@ -88,6 +88,10 @@ example: strata repair ~/worlds/Broken/db"
 Google's db_bench workloads with its flags and output format (fillseq, fillrandom,
 overwrite, readrandom, readseq, readreverse, seekrandom, fill100K, bulkload_seq, ...).
 bench/db_bench.sh runs the same against Google's LevelDB, RocksDB and SQLite.
+RucksDB's suite: put_100b, put_1kb, put_10kb, get_memtable, get_sstable, get_not_found,
+delete, read_write_50_50, concurrent_writes (--threads), writes_during_flush (per-put
+latency percentiles, flushes during the puts; --histogram=1 times every op of the others);
+each checks its own results. bench/rucksdb.sh runs them against LevelDB and RocksDB.
 
 example: strata bench --benchmarks=fillrandom,readrandom --num=200000"
         }

@@ -61,7 +61,8 @@ commands:
   compact DB_DIR              flush the log and compact every level
   repair DB_DIR               rebuild the MANIFEST from the tables and logs found
   bench [--benchmarks=a,b] [--num=N] [--threads=N] [--json] ...
-                              Google's db_bench workloads, flags and output format
+                              Google's db_bench workloads, flags and output format;
+                              RucksDB's suite (put_100b ... writes_during_flush)
   world info WORLD            Bedrock world: level.dat, key kinds, chunks per dimension
   world map WORLD --out F.png [--dimension N] [--scale PIXELS_PER_CHUNK]
                               top-down map (biome colours, height shading) as PNG
