@@ -293,6 +293,7 @@ fn staged_entity_edits_equal_the_same_edits_one_after_another() {
                 dimension: 0,
                 key: one.key.clone(),
                 root: one.root,
+                identifier: Some(one.identifier.clone()),
             },
         ];
         let before = entries(staged.db());
@@ -315,10 +316,33 @@ fn staged_entity_edits_equal_the_same_edits_one_after_another() {
             dimension: 0,
             key: one.key.clone(),
             root: 9999,
+            identifier: None,
         }];
         let now = entries(staged.db());
         let err = apply_edits(staged.db(), &gone, false).unwrap_err();
         assert_eq!(err.kind(), strata::ErrorKind::NotFound, "{name}: {err}");
+        assert_eq!(entries(staged.db()), now);
+        // An entity staged by position whose compound now holds another entity (its record
+        // rewritten meanwhile) is refused, not deleted in its place.
+        let other = entities(staged.db(), 0)
+            .unwrap()
+            .entities
+            .into_iter()
+            .find(|e| e.kind != EntityKind::BlockEntity)
+            .unwrap();
+        let moved = [ChunkEdit::Entity {
+            dimension: 0,
+            key: other.key.clone(),
+            root: other.root,
+            identifier: Some(format!("{}-not", other.identifier)),
+        }];
+        let err = apply_edits(staged.db(), &moved, false).unwrap_err();
+        assert_eq!(err.kind(), strata::ErrorKind::NotFound, "{name}: {err}");
+        assert!(
+            err.to_string()
+                .contains("its record changed since the edit was staged"),
+            "{err}"
+        );
         assert_eq!(entries(staged.db()), now);
         staged.close().unwrap();
         stepwise.close().unwrap();

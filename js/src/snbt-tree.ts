@@ -119,7 +119,15 @@ function integer(text: string, type: string): string {
 
 function decimal(text: string, type: 'float' | 'double'): string {
   const t = text.trim();
-  const named = (type === 'float' ? /^(-?Infinity|NaN|NaN_[0-9a-fA-F]{8})$/ : /^(-?Infinity|NaN|NaN_[0-9a-fA-F]{16})$/).test(t);
+  const payload = (type === 'float' ? /^NaN_([0-9a-fA-F]{8})$/ : /^NaN_([0-9a-fA-F]{16})$/).exec(t);
+  if (payload) {
+    // A NaN's bits: every exponent bit set and a mantissa that is not zero.
+    const bits = BigInt(`0x${payload[1]}`);
+    const [exp, mant] = type === 'float' ? [0x7f800000n, 0x7fffffn] : [0x7ff0000000000000n, 0xfffffffffffffn];
+    if ((bits & exp) !== exp || (bits & mant) === 0n) throw new Error(`${type}: ${t} is not a NaN's bit pattern`);
+    return `${t}${SUFFIX[type]}`;
+  }
+  const named = /^(-?Infinity|NaN)$/.test(t);
   if (!named && !/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t)) throw new Error(`${type}: "${text}" is not a number`);
   if (type === 'float' && !named && !Number.isFinite(Math.fround(Number(t)))) throw new Error(`float: ${t} is beyond a float's range`);
   if (type === 'double' && !named && !Number.isFinite(Number(t))) throw new Error(`double: ${t} is beyond a double's range`);

@@ -299,7 +299,12 @@ export class TabLink implements Link {
       this.reaper = undefined;
       return;
     }
-    const state = await navigator.locks.query();
+    let state: LockManagerSnapshot;
+    try {
+      state = await navigator.locks.query();
+    } catch {
+      return; // the next round asks again
+    }
     const alive = new Set([...(state.held ?? []), ...(state.pending ?? [])].map((l) => l.name));
     for (const [from, h] of [...this.heldFor]) {
       if (alive.has(`strata-tab:${from}`) || this.mine !== mine) continue;
@@ -375,6 +380,7 @@ export class TabLink implements Link {
       return undefined;
     }
     for (let attempt = 0; ; attempt++) {
+      if (this.closed) throw new StrataError('LEVEL_DATABASE_NOT_OPEN', 'Database is not open');
       if (!this.mine && this.leader === undefined) await this.leaderKnown();
       const mine = this.mine;
       const leader = mine ? this.id : this.leader!;

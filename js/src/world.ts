@@ -100,11 +100,12 @@ export interface EditReport {
 
 /** One staged edit of `applyEdits`: delete the chunks of `areas`, keep only them, delete the
  * entities in `areas` (of `identifier` when given; never block entities), or delete one
- * entity (its `key` and `root` as `entities()` lists them). */
+ * entity (its `key` and `root` as `entities()` lists them; with its `identifier`, refused if
+ * that compound now holds another entity). */
 export type StagedEdit =
   | { kind: 'delete' | 'keep'; dimension: Dimension; areas: ChunkAreas }
   | { kind: 'entities'; dimension: Dimension; areas: ChunkAreas; identifier?: string }
-  | { kind: 'entity'; dimension: Dimension; key: string; root: number };
+  | { kind: 'entity'; dimension: Dimension; key: string; root: number; identifier?: string };
 
 /** What an SNBT write did: `changed` false when the bytes equal the stored ones (nothing
  * written). */
@@ -424,7 +425,10 @@ export class World {
           if (typeof e.key !== 'string' || !/^([0-9a-f]{2})+$/.test(e.key) || !Number.isInteger(e.root) || e.root < 0) {
             throw invalidArgument('entity must be { key: hex string, root: integer >= 0 } as entities() lists it');
           }
-          return `entity ${e.dimension} ${e.key} ${e.root}`;
+          if (e.identifier !== undefined && (typeof e.identifier !== 'string' || e.identifier === '' || /\s/.test(e.identifier))) {
+            throw invalidArgument('identifier must be a non-empty string without spaces');
+          }
+          return `entity ${e.dimension} ${e.key} ${e.root}${e.identifier === undefined ? '' : ` ${e.identifier}`}`;
         default:
           throw invalidArgument("each edit's kind must be 'delete', 'keep', 'entities' or 'entity'");
       }

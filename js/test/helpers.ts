@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 // @ts-expect-error: crc-32's crc32c entry has no type declarations of its own.
 import CRC32C from 'crc-32/crc32c.js';
-import { test } from 'vitest';
+import { afterAll, test } from 'vitest';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const worldsDir = process.env.STRATA_WORLDS ?? path.resolve(repoRoot, '../shared/worlds');
@@ -56,11 +56,15 @@ export class Crc {
 }
 
 const temps: string[] = [];
-process.on('exit', () => {
-  for (const t of temps) fs.rmSync(t, { recursive: true, force: true });
-});
+function removeTemps(): void {
+  for (const t of temps.splice(0)) fs.rmSync(t, { recursive: true, force: true });
+}
+// Removed after each test file (vitest's worker processes are killed, not exited, so an exit
+// handler alone left gigabytes in /tmp run after run), and at exit for anything else.
+afterAll(removeTemps);
+process.on('exit', removeTemps);
 
-/** A fresh temporary folder, removed when the test process exits. */
+/** A fresh temporary folder, removed after the test file (or when the process exits). */
 export function tempDir(prefix: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `strata-${prefix}-`));
   temps.push(dir);

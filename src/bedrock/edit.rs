@@ -366,6 +366,9 @@ pub enum ChunkEdit {
         dimension: i32,
         key: Vec<u8>,
         root: usize,
+        /// The identifier it had when staged: the edit is refused if the compound now holds
+        /// another entity (its record was rewritten meanwhile).
+        identifier: Option<String>,
     },
 }
 
@@ -406,19 +409,26 @@ impl ChunkEdit {
                 dimension: d,
                 key,
                 root,
-            } => *d == dimension && e.key == *key && e.root == *root,
+                identifier,
+            } => {
+                *d == dimension
+                    && e.key == *key
+                    && e.root == *root
+                    && identifier.as_deref().is_none_or(|id| e.identifier == id)
+            }
             ChunkEdit::Delete { .. } | ChunkEdit::Keep { .. } => false,
         }
     }
 
     /// One edit per line of [`apply_edits`]' text: `delete DIM AREAS`, `keep DIM AREAS`,
-    /// `entities DIM IDENTIFIER|* AREAS` (`*`: any identifier), `entity DIM KEYHEX ROOT`.
+    /// `entities DIM IDENTIFIER|* AREAS` (`*`: any identifier), `entity DIM KEYHEX ROOT
+    /// [IDENTIFIER]`.
     /// AREAS is the rest of the line (spaces inside it are allowed).
     pub fn parse(line: &str) -> Result<ChunkEdit> {
         let bad = || {
             Error::invalid_argument(format!(
                 "{line:?} is not an edit: `delete DIMENSION AREAS`, `keep DIMENSION AREAS`, \
-                 `entities DIMENSION IDENTIFIER|* AREAS` or `entity DIMENSION KEYHEX ROOT`"
+                 `entities DIMENSION IDENTIFIER|* AREAS` or `entity DIMENSION KEYHEX ROOT [IDENTIFIER]`"
             ))
         };
         let mut parts = line.trim().splitn(3, char::is_whitespace);
@@ -445,7 +455,7 @@ impl ChunkEdit {
             }
             Some("entity") => {
                 let mut t = rest.split_whitespace();
-                let (key, root, more) = (t.next(), t.next(), t.next());
+                let (key, root, identifier, more) = (t.next(), t.next(), t.next(), t.next());
                 if more.is_some() {
                     return Err(bad());
                 }
@@ -455,6 +465,7 @@ impl ChunkEdit {
                     dimension,
                     key,
                     root,
+                    identifier: identifier.map(str::to_string),
                 })
             }
             _ => Err(bad()),
@@ -521,13 +532,18 @@ pub fn apply_edits(db: &Db, edits: &[ChunkEdit], dry_run: bool) -> Result<EditRe
                 dimension: d,
                 key,
                 root,
+                identifier,
             } = e
             {
                 let found = list.entities.iter().any(|x| e.takes(dimension, x));
                 if *d == dimension && !found {
+                    let hex = key.iter().map(|b| format!("{b:02x}")).collect::<String>();
+                    let what = identifier
+                        .as_deref()
+                        .map_or(String::new(), |id| format!(" {id}"));
                     return Err(Error::not_found(format!(
-                        "no entity at compound {root} of key {} in dimension {dimension}",
-                        key.iter().map(|b| format!("{b:02x}")).collect::<String>()
+                        "no entity{what} at compound {root} of key {hex} in dimension \
+                         {dimension} (gone, or its record changed since the edit was staged)"
                     )));
                 }
             }

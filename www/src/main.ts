@@ -1172,42 +1172,56 @@ $('open-demo').addEventListener('click', () => {
 });
 
 // The editor: the first edit reopens the world writable on a copy; the original is never written.
+let writablePending: Promise<World> | undefined;
+
+/** Reopens the current world writable on a copy (the editor's first save). */
+async function reopenWritable(): Promise<World> {
+  if (world?.writable) return world;
+  const src = source;
+  if (!src) throw new Error('no world is open');
+  const gen = generation;
+  let w: World;
+  if (src.kind === 'bytes') {
+    await closeWorld();
+    w = await openMcworld(src.bytes, { writable: true });
+  } else if (src.kind === 'opfs') {
+    await closeWorld();
+    w = await openWorld(src.location, { writable: true });
+  } else {
+    // A picked folder or a .mcworld (unpacked into Files): copied into browser storage first,
+    // with progress and a cancel, while the original stays open and untouched; edits go to the
+    // copy, which is listed with the stored worlds (it outlives a reload).
+    say(`Copying “${src.root}” into browser storage to edit it there…`, 'busy');
+    let copy: ImportedWorld;
+    try {
+      copy = await copyIntoStorage(src.files, src.root);
+    } catch (e) {
+      if (e instanceof Cancelled) throw new Error('the copy into browser storage was cancelled: nothing was kept and nothing was saved; the staged edits are still there');
+      if ((e as { kind?: string }).kind === 'NoSpace') {
+        throw new Error(`browser storage is full: “${src.root}” could not be copied there to edit it (nothing of it was kept); the staged edits are still there. Delete a stored world to make room.`);
+      }
+      throw e;
+    }
+    if (gen !== generation) {
+      // Another world was opened meanwhile: it stays open; the copy is kept, listed.
+      throw new Error(`another world was opened while “${src.root}” was copied: the copy is listed with the stored worlds, and nothing was saved`);
+    }
+    await closeWorld();
+    source = { kind: 'opfs', location: copy.location };
+    w = await openWorld(copy.location, { writable: true });
+  }
+  world = w;
+  return w;
+}
+
 const editorHost: EditorHost = {
     world: () => world,
     worldName: () => summary?.levelDat?.name,
     dimension: () => Number(dimensionSel.value) as 0 | 1 | 2,
-    writable: async () => {
-      if (world?.writable) return world;
-      const src = source;
-      if (!src) throw new Error('no world is open');
-      let w: World;
-      if (src.kind === 'bytes') {
-        await closeWorld();
-        w = await openMcworld(src.bytes, { writable: true });
-      } else if (src.kind === 'opfs') {
-        await closeWorld();
-        w = await openWorld(src.location, { writable: true });
-      } else {
-        // A picked folder or a .mcworld (unpacked into Files): copied into browser storage
-        // first, with progress and a cancel, while the original stays open and untouched;
-        // edits go to the copy, which is listed with the stored worlds (it outlives a reload).
-        say(`Copying “${src.root}” into browser storage to edit it there…`, 'busy');
-        let copy: ImportedWorld;
-        try {
-          copy = await copyIntoStorage(src.files, src.root);
-        } catch (e) {
-          if (e instanceof Cancelled) throw new Error('the copy into browser storage was cancelled: nothing was kept and nothing was saved; the staged edits are still there');
-          if ((e as { kind?: string }).kind === 'NoSpace') {
-            throw new Error(`browser storage is full: “${src.root}” could not be copied there to edit it (nothing of it was kept); the staged edits are still there. Delete a stored world to make room.`);
-          }
-          throw e;
-        }
-        await closeWorld();
-        source = { kind: 'opfs', location: copy.location };
-        w = await openWorld(copy.location, { writable: true });
-      }
-      world = w;
-      return w;
+    writable: () => {
+      // One reopen at a time: a second save (or export) while the first copy runs waits for it.
+      writablePending ??= reopenWritable().finally(() => (writablePending = undefined));
+      return writablePending;
     },
     refresh: async (w, label) => {
       world = undefined; // load() closes the current world; this one stays open

@@ -6,7 +6,10 @@
 // use its wording ("mcworld: … inflates more than 200× …", "mcworld: not a readable zip: …"),
 // so the viewer reports both paths the same way. CRC-32 of every entry is checked.
 
-export const LIMITS = { maxEntries: 10_000, maxEntryBytes: 512 << 20, maxTotalBytes: 2 ** 31, maxRatio: 200 } as const;
+export const LIMITS: { maxEntries: number; maxEntryBytes: number; maxTotalBytes: number; maxRatio: number } = { maxEntries: 10_000, maxEntryBytes: 512 << 20, maxTotalBytes: 2 ** 31, maxRatio: 200 };
+/** For the engine's own export (save to a folder): not an untrusted archive, only sizes a
+ * browser can hold one entry of. */
+export const OWN_EXPORT_LIMITS: typeof LIMITS = { maxEntries: 1_000_000, maxEntryBytes: 2 ** 31, maxTotalBytes: Number.MAX_SAFE_INTEGER, maxRatio: Number.MAX_SAFE_INTEGER };
 const STEP = 64 << 10;
 
 export interface Unzipped {
@@ -58,7 +61,7 @@ function findRoot(names: string[]): string {
   throw refuse('no level.dat or db/CURRENT in the archive');
 }
 
-async function inflate(comp: Uint8Array<ArrayBuffer>, name: string, already: number): Promise<Uint8Array> {
+async function inflate(comp: Uint8Array<ArrayBuffer>, name: string, already: number, limits: typeof LIMITS): Promise<Uint8Array> {
   const ds = new DecompressionStream('deflate-raw');
   const writer = ds.writable.getWriter();
   const reader = ds.readable.getReader();
@@ -83,9 +86,9 @@ async function inflate(comp: Uint8Array<ArrayBuffer>, name: string, already: num
       }
       if (r.done) break;
       out += r.value.length;
-      if (out > LIMITS.maxEntryBytes) throw refuse(`${name} inflates to more than ${LIMITS.maxEntryBytes} bytes`);
-      if (already + out > LIMITS.maxTotalBytes) throw refuse(`the archive inflates to more than ${LIMITS.maxTotalBytes} bytes`);
-      if (out > 1 << 20 && out > LIMITS.maxRatio * Math.max(fed, 1)) throw refuse(`${name} inflates more than ${LIMITS.maxRatio}× its compressed size`);
+      if (out > limits.maxEntryBytes) throw refuse(`${name} inflates to more than ${limits.maxEntryBytes} bytes`);
+      if (already + out > limits.maxTotalBytes) throw refuse(`the archive inflates to more than ${limits.maxTotalBytes} bytes`);
+      if (out > 1 << 20 && out > limits.maxRatio * Math.max(fed, 1)) throw refuse(`${name} inflates more than ${limits.maxRatio}× its compressed size`);
       parts.push(r.value);
     }
   } catch (e) {
@@ -133,6 +136,7 @@ export async function unzipWorld(zip: Uint8Array<ArrayBuffer>, progress?: (files
 export async function unzipEach(
   src: ZipSource,
   onFile: (name: string, data: Uint8Array, n: number, total: number) => Promise<void>,
+  limits: typeof LIMITS = LIMITS,
 ): Promise<{ root: string; files: number; bytes: number }> {
   const tailAt = Math.max(0, src.size - 22 - 65_535);
   const tail = await src.read(tailAt, src.size - tailAt);
@@ -147,7 +151,7 @@ export async function unzipEach(
   if (eocd < 0) throw unreadable('no end of central directory record (truncated?)');
   const count = tv.getUint16(eocd + 10, true);
   if (count === 0xffff) throw unreadable('zip64 archives are not supported');
-  if (count > LIMITS.maxEntries) throw refuse(`${count} entries (at most ${LIMITS.maxEntries})`);
+  if (count > limits.maxEntries) throw refuse(`${count} entries (at most ${limits.maxEntries})`);
   const cdSize = tv.getUint32(eocd + 12, true);
   const cdAt = tv.getUint32(eocd + 16, true);
   if (cdAt + cdSize > src.size) throw unreadable('bad central directory');
@@ -183,14 +187,15 @@ export async function unzipEach(
     if (hv.getUint32(0, true) !== 0x04034b50) throw unreadable(`${e.name}: bad local header`);
     const start = e.local + 30 + hv.getUint16(26, true) + hv.getUint16(28, true);
     if (start + e.comp > src.size) throw unreadable(`${e.name}: truncated`);
+    if (e.method !== 8 && e.comp > limits.maxEntryBytes) throw refuse(`${e.name} is larger than ${limits.maxEntryBytes} bytes`);
     const comp = await src.read(start, e.comp);
     let data: Uint8Array;
     if (e.method === 0) data = comp;
-    else if (e.method === 8) data = await inflate(comp, e.name, total);
+    else if (e.method === 8) data = await inflate(comp, e.name, total, limits);
     else throw refuse(`${e.name}: compression method ${e.method} is not supported`);
     if (crc32(data) !== e.crc) throw unreadable(`${e.name}: CRC-32 mismatch`);
     total += data.length;
-    if (total > LIMITS.maxTotalBytes) throw refuse(`the archive inflates to more than ${LIMITS.maxTotalBytes} bytes`);
+    if (total > limits.maxTotalBytes) throw refuse(`the archive inflates to more than ${limits.maxTotalBytes} bytes`);
     n++;
     await onFile(root === '' ? e.name : e.name.slice(root.length + 1), data, n, mine.length);
   }

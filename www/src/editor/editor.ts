@@ -20,7 +20,7 @@
 import type { Dimension, StagedEdit, World } from 'strata-level/browser';
 
 import { McworldExporter } from './export.js';
-import { NO_FOLDER_WRITES, canSaveToFolder, saveToFolder } from './save-folder.js';
+import { NO_FOLDER_WRITES, canSaveToFolder, pickEmptyFolder, saveToFolder } from './save-folder.js';
 
 export type Rect = [number, number, number, number];
 
@@ -317,10 +317,19 @@ export class Editor {
     }
   }
 
-  /** Saves (staged edits first) and writes the world into a folder the user picks. */
+  /** Asks for a folder (first, while the click is a user gesture), saves the staged edits,
+   * and writes the world into the folder (as the only export running). */
   private async saveFolder(): Promise<void> {
     if (!canSaveToFolder()) {
       this.host.say(NO_FOLDER_WRITES, 'error');
+      return;
+    }
+    let dir: FileSystemDirectoryHandle;
+    try {
+      dir = await pickEmptyFolder();
+    } catch (e) {
+      if ((e as { name?: string }).name === 'AbortError') this.host.say('No folder picked: nothing written.');
+      else this.host.fail(e, 'saving to a folder');
       return;
     }
     if (!(await this.save())) return;
@@ -329,11 +338,10 @@ export class Editor {
     this.host.busy(true);
     try {
       this.host.say('Writing the world into the folder…', 'busy');
-      const r = await saveToFolder(w, (n, total) => this.host.say(`Writing the world into the folder: ${n} of ${total} files…`, 'busy'));
+      const r = await this.exporter.exclusive(() => saveToFolder(w, dir, (n, total) => this.host.say(`Writing the world into the folder: ${n} of ${total} files…`, 'busy')));
       this.host.say(`Saved the world into “${r.folder}”: ${r.files} files, ${r.bytes.toLocaleString('en')} bytes. Copy that folder into Minecraft's worlds folder to play it.`);
     } catch (e) {
-      if ((e as { name?: string }).name === 'AbortError') this.host.say('No folder picked: nothing written.');
-      else this.host.fail(e, 'saving to a folder');
+      this.host.fail(e, 'saving to a folder');
     } finally {
       this.host.busy(false);
     }

@@ -66,6 +66,29 @@ export class McworldExporter {
     this.box.dataset.total = String(p.total);
   }
 
+  /** Runs `fn` (another export of the world: save to a folder) as the only export running;
+   * the previous export's zip is dropped first, as an export does. */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.running) throw new Error('an export is running: wait for it to end, or cancel it');
+    this.running = new AbortController();
+    try {
+      await this.forgetLast();
+      return await fn();
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  /** The kept zip's time is up: dropped, unless an export is running (it waits for it). */
+  private expire(): void {
+    if (!this.last) return;
+    if (this.running) {
+      this.last.timer = setTimeout(() => this.expire(), 60_000);
+      return;
+    }
+    void this.forgetLast();
+  }
+
   /** Exports `w` and offers the download. */
   async run(w: World): Promise<void> {
     if (this.running) return;
@@ -86,7 +109,7 @@ export class McworldExporter {
       document.body.append(a);
       a.click();
       a.remove();
-      const timer = setTimeout(() => void this.forgetLast(), KEEP_ZIP_MS);
+      const timer = setTimeout(() => this.expire(), KEEP_ZIP_MS);
       this.last = { discard: r.discard, url, timer };
       this.box.dataset.size = String(r.size);
       this.host.say(`Exported “${name}” (${r.size.toLocaleString('en')} bytes, ${r.files} files): open it with Minecraft to import it.`);

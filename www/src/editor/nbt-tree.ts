@@ -134,6 +134,13 @@ export class NbtTree {
 
   private leafInput(node: Leaf, set: (n: SnbtNode) => void): HTMLElement {
     const text = leafText(node);
+    if (node.t === 'string' && text.includes('\r')) {
+      // Text fields turn CR and CRLF into LF: such a string is shown, and edited in the text
+      // view, never silently changed here.
+      const span = el('span', 'nbt-value nbt-readonly', node.s);
+      span.title = 'holds carriage returns: edit it in the SNBT text view';
+      return span;
+    }
     const input = ARRAYS.has(node.t) || (node.t === 'string' && (text.length > 60 || text.includes('\n'))) ? el('textarea', 'nbt-value') : el('input', 'nbt-value');
     input.value = text;
     if (input instanceof HTMLTextAreaElement) input.rows = Math.min(8, 1 + Math.floor(text.length / 80));

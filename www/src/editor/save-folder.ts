@@ -14,7 +14,7 @@
 
 import type { World } from 'strata-level/browser';
 
-import { blobSource, unzipEach } from '../unzip.js';
+import { blobSource, OWN_EXPORT_LIMITS, unzipEach } from '../unzip.js';
 
 type DirectoryPicker = (options: { mode: 'readwrite'; id?: string }) => Promise<FileSystemDirectoryHandle>;
 
@@ -26,28 +26,38 @@ export function canSaveToFolder(): boolean {
 export const NO_FOLDER_WRITES =
   'This browser cannot write to a folder on disk (it has no File System Access API: Firefox and Safari do not offer one). Use “Export .mcworld” and import that file into Minecraft, or open the page in a Chromium-based browser.';
 
-/** Asks for a folder and writes the world into it; returns files and bytes written. */
-export async function saveToFolder(world: World, progress: (files: number, total: number) => void): Promise<{ folder: string; files: number; bytes: number }> {
+/** Asks for a folder (it must be empty): called first, while the click that asked is still
+ * a user gesture (a first save can take long). A cancelled picker rejects with AbortError. */
+export async function pickEmptyFolder(): Promise<FileSystemDirectoryHandle> {
   const pick = (window as unknown as { showDirectoryPicker?: DirectoryPicker }).showDirectoryPicker;
   if (!pick) throw new Error(NO_FOLDER_WRITES);
   const dir = await pick({ mode: 'readwrite', id: 'strata-world' });
   for await (const _ of (dir as unknown as { keys(): AsyncIterable<string> }).keys()) {
     throw new Error(`“${dir.name}” is not empty: pick an empty folder (a world is never written over another one's files).`);
   }
+  return dir;
+}
+
+/** Writes the world into `dir`; returns files and bytes written. */
+export async function saveToFolder(world: World, dir: FileSystemDirectoryHandle, progress: (files: number, total: number) => void): Promise<{ folder: string; files: number; bytes: number }> {
   const exported = await world.exportMcworldTo();
   try {
     // The zip is read from browser storage one entry at a time: neither it nor the world is
     // ever whole in the page's memory.
-    const r = await unzipEach(blobSource(exported.file!), async (name, data, n, total) => {
-      const parts = name.split('/');
-      let d = dir;
-      for (const part of parts.slice(0, -1)) d = await d.getDirectoryHandle(part, { create: true });
-      const fh = await d.getFileHandle(parts[parts.length - 1]!, { create: true });
-      const w = await (fh as unknown as { createWritable(): Promise<{ write(data: Uint8Array): Promise<void>; close(): Promise<void> }> }).createWritable();
-      await w.write(data);
-      await w.close();
-      progress(n, total);
-    });
+    const r = await unzipEach(
+      blobSource(exported.file!),
+      async (name, data, n, total) => {
+        const parts = name.split('/');
+        let d = dir;
+        for (const part of parts.slice(0, -1)) d = await d.getDirectoryHandle(part, { create: true });
+        const fh = await d.getFileHandle(parts[parts.length - 1]!, { create: true });
+        const w = await (fh as unknown as { createWritable(): Promise<{ write(data: Uint8Array): Promise<void>; close(): Promise<void> }> }).createWritable();
+        await w.write(data);
+        await w.close();
+        progress(n, total);
+      },
+      OWN_EXPORT_LIMITS,
+    );
     return { folder: dir.name, files: r.files, bytes: r.bytes };
   } finally {
     await exported.discard().catch(() => {});

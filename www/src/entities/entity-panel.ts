@@ -125,7 +125,7 @@ export class EntityPanel {
       const dim = this.host.dimension();
       b.addEventListener('click', () =>
         this.host.confirm(`Stage the deletion of this ${e.identifier} at ${where} (dimension ${dim})? Nothing is written until you save; the original file is never changed.`, () =>
-          this.host.stage({ kind: 'entity', dimension: dim, key: e.key, root: e.root }, `delete the ${e.identifier} at ${where} of dimension ${dim}`),
+          this.host.stage({ kind: 'entity', dimension: dim, key: e.key, root: e.root, identifier: e.identifier }, `delete the ${e.identifier} at ${where} of dimension ${dim}`),
         ),
       );
       this.els.view.append(b);
