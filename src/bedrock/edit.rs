@@ -526,6 +526,9 @@ pub fn apply_edits(db: &Db, edits: &[ChunkEdit], dry_run: bool) -> Result<EditRe
     let mut batch = WriteBatch::new();
     let mut report = delete_doomed(db, &dimensions, doomed, &mut batch)?;
     for dimension in dims(&entity_edits) {
+        if !dimensions.contains(&dimension) {
+            report.chunks_left += chunks_of(db, dimension)?.len() as u64;
+        }
         let list = entities::entities(db, dimension)?;
         for e in &entity_edits {
             if let ChunkEdit::Entity {

@@ -312,7 +312,12 @@ pub(crate) fn delete_into(
     let mut report = EntityReport::default();
     // Actors: their records, and their ids out of the digp of their chunk.
     let mut ids_by_chunk: BTreeMap<(i32, i32), BTreeSet<Vec<u8>>> = BTreeMap::new();
-    for e in doomed.iter().filter(|e| e.kind == EntityKind::Actor) {
+    let mut seen = BTreeSet::new();
+    // An actor named by two digp records is listed twice: deleted and counted once.
+    for e in doomed
+        .iter()
+        .filter(|e| e.kind == EntityKind::Actor && seen.insert(e.key.clone()))
+    {
         let vlen = db.get(&ro, &e.key)?.map_or(0, |v| v.len());
         batch.delete(&e.key);
         report.entities += 1;

@@ -181,10 +181,11 @@ impl RecoveryInfo {
     }
 }
 
-/// A manual compaction in progress.
-/// A range compaction in progress (`Db::compact_range_steps`).
+/// A range compaction in progress (`Db::compact_range_steps`). Dropped before it finished, it
+/// withdraws its request, so the next manual compaction does not wait for it forever.
 #[derive(Debug)]
 pub struct CompactSteps {
+    db: std::sync::Weak<DbInner>,
     begin: Option<Vec<u8>>,
     end: Option<Vec<u8>>,
     level: usize,
@@ -194,6 +195,22 @@ pub struct CompactSteps {
     active: bool,
     estimate: u64,
     done_bytes: u64,
+}
+
+impl Drop for CompactSteps {
+    fn drop(&mut self) {
+        if !self.active {
+            return;
+        }
+        if let Some(inner) = self.db.upgrade() {
+            // This request is the one registered (only one is at a time); a compaction job
+            // it started finishes on its own.
+            if let Ok(mut st) = inner.state.lock() {
+                st.manual = None;
+            }
+            inner.bg_cv.notify_all();
+        }
+    }
 }
 
 impl CompactSteps {
@@ -524,6 +541,7 @@ impl Db {
             return Err(Error::not_supported("the database was opened read-only"));
         }
         Ok(CompactSteps {
+            db: Arc::downgrade(&self.inner),
             begin: begin.map(<[u8]>::to_vec),
             end: end.map(<[u8]>::to_vec),
             level: 0,
