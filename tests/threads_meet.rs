@@ -6,6 +6,8 @@
 //! - the background thread against `flush`, `compact_range`, writers stalled on a full memtable,
 //!   and `Db` being dropped while a compaction runs;
 //! - a panic in background work becomes the sticky error every waiter gets, not a hang;
+//! - writers and readers go on while a flush's edit is written and synced to the MANIFEST
+//!   (the state lock is released there, as LevelDB releases it);
 //! - snapshots released while iterators that read through them run across compactions;
 //! - the table cache under eviction (one open table allowed) while compactions replace tables.
 
@@ -294,6 +296,107 @@ fn background_work_held_while_writers_stall_flush_compact_and_close() {
         }
         it.status().unwrap();
         assert_eq!(i, 3000);
+        db.verify().unwrap();
+    });
+}
+
+#[test]
+fn writers_and_readers_go_on_while_a_flush_writes_the_manifest() {
+    let _x = sync_point::exclusive();
+    let latch = Latch::new();
+    let progress = {
+        let l = latch.clone();
+        move || {
+            ["switched", "manifest held", "puts done"]
+                .iter()
+                .map(|e| format!("{e}={}", l.count(e)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    let l = latch.clone();
+    watchdog("puts during a MANIFEST write", LIMIT, progress, move || {
+        let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
+        let db = Arc::new(Db::open(storage.clone(), "db", small_buffer_options()).unwrap());
+        {
+            let l0 = l.clone();
+            sync_point::set_callback("DbInner::make_room:switched", move || l0.signal("switched"));
+            let l1 = l.clone();
+            sync_point::set_callback("DbInner::log_and_apply:write", move || {
+                if l1.count("manifest held") == 0 {
+                    l1.signal("manifest held");
+                    // Held until the foreground has written and read with the edit unwritten:
+                    // with the state lock held here (as before), those calls would wait for
+                    // this and the wait below would time out.
+                    assert!(
+                        l1.wait_for("puts done", 1, STEP),
+                        "the foreground's puts never finished while the MANIFEST write was held"
+                    );
+                }
+            });
+        }
+        // Fill the memtable until this thread's put switches it (the next memtable is then
+        // empty), then wait for the flush to reach its MANIFEST write: writing on could fill
+        // the next memtable and stall behind the held flush, however slow the machine.
+        let mut n = 0u64;
+        while l.count("switched") == 0 {
+            db.put(
+                &WriteOptions::default(),
+                format!("k{n:06}").as_bytes(),
+                &value(n, 1),
+            )
+            .unwrap();
+            n += 1;
+            assert!(n < 100_000, "the memtable never switched");
+        }
+        assert!(
+            l.wait_for("manifest held", 1, STEP),
+            "the flush never reached its MANIFEST write"
+        );
+        let flushes_before = db.properties().flushes;
+        // The flush is held with its edit unwritten: 200 puts and a get of every key so far.
+        let more = 200u64;
+        for i in n..n + more {
+            db.put(
+                &WriteOptions::default(),
+                format!("k{i:06}").as_bytes(),
+                &value(i, 1),
+            )
+            .unwrap();
+        }
+        for i in 0..n + more {
+            assert_eq!(
+                db.get(&ReadOptions::default(), format!("k{i:06}").as_bytes())
+                    .unwrap()
+                    .as_deref(),
+                Some(&value(i, 1)[..]),
+                "k{i:06} during the held MANIFEST write"
+            );
+        }
+        assert_eq!(
+            db.properties().flushes,
+            flushes_before,
+            "the flush was installed before its MANIFEST write was released"
+        );
+        l.signal("puts done");
+        db.flush().unwrap();
+        assert!(db.properties().flushes > flushes_before);
+        sync_point::clear();
+        let db = Arc::try_unwrap(db).unwrap_or_else(|_| panic!("a handle is still shared"));
+        drop(db);
+        // Everything is there after a reopen, in order, and the files agree.
+        let db = Db::open(storage, "db", small_buffer_options()).unwrap();
+        let mut it = db.iter(&ReadOptions::default());
+        it.seek_to_first();
+        let mut i = 0u64;
+        while it.valid() {
+            assert_eq!(it.key(), format!("k{i:06}").as_bytes());
+            assert_eq!(it.value(), &value(i, 1)[..]);
+            i += 1;
+            it.next();
+        }
+        it.status().unwrap();
+        assert_eq!(i, n + more);
         db.verify().unwrap();
     });
 }

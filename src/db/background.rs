@@ -170,7 +170,8 @@ impl DbInner {
             let mut edit = std::mem::take(&mut c.edit);
             edit.delete_file(c.level, f.number);
             edit.add_file(c.level + 1, f.number, f.file_size, &f.smallest, &f.largest);
-            let r = st.versions.log_and_apply(&mut edit);
+            let (s, r) = self.log_and_apply(st, &mut edit);
+            st = s;
             if r.is_ok() {
                 st.compactions += 1;
                 // A seek-triggered file has been dealt with.
@@ -217,14 +218,18 @@ impl DbInner {
         sync_point("DbInner::background_compaction:run");
         let result = run_compaction(&mut c, &env);
         let mut st = self.state.lock().unwrap();
-        let result = result.and_then(|(mut edit, _stats)| {
-            let outputs: Vec<u64> = edit.new_files.iter().map(|(_, f)| f.number).collect();
-            let r = st.versions.log_and_apply(&mut edit);
-            for n in outputs {
-                st.pending_outputs.remove(&n);
+        let result = match result {
+            Ok((mut edit, _stats)) => {
+                let outputs: Vec<u64> = edit.new_files.iter().map(|(_, f)| f.number).collect();
+                let (s, r) = self.log_and_apply(st, &mut edit);
+                st = s;
+                for n in outputs {
+                    st.pending_outputs.remove(&n);
+                }
+                r
             }
-            r
-        });
+            Err(e) => Err(e),
+        };
         if result.is_ok() {
             st.compactions += 1;
             for f in &c.inputs[0] {
@@ -274,25 +279,32 @@ impl DbInner {
             &self.table_cache,
         );
         let mut st = self.state.lock().unwrap();
-        let result = built.and_then(|meta| {
-            let mut edit = VersionEdit::default();
-            if let Some(f) = meta {
-                let level = base.pick_level_for_memtable_output(
-                    crate::key::extract_user_key(&f.smallest),
-                    crate::key::extract_user_key(&f.largest),
-                    self.options.max_file_size,
-                );
-                edit.add_file(level, f.number, f.file_size, &f.smallest, &f.largest);
+        let result = match built {
+            Ok(meta) => {
+                let mut edit = VersionEdit::default();
+                if let Some(f) = meta {
+                    let level = base.pick_level_for_memtable_output(
+                        crate::key::extract_user_key(&f.smallest),
+                        crate::key::extract_user_key(&f.largest),
+                        self.options.max_file_size,
+                    );
+                    edit.add_file(level, f.number, f.file_size, &f.smallest, &f.largest);
+                }
+                // The flushed memtable's log (and every older one) is no longer needed. No
+                // memtable switch can come while the edit is written unlocked: the switch
+                // waits for `imm` to be gone, so this stays the current log.
+                edit.log_number = Some(st.log_file_number);
+                edit.prev_log_number = Some(0);
+                let (s, r) = self.log_and_apply(st, &mut edit);
+                st = s;
+                r
             }
-            // The flushed memtable's log (and every older one) is no longer needed.
-            edit.log_number = Some(st.log_file_number);
-            edit.prev_log_number = Some(0);
-            st.versions.log_and_apply(&mut edit)
-        });
+            Err(e) => Err(e),
+        };
         st.pending_outputs.remove(&number);
         drop(base);
         if result.is_ok() {
-            st.imm = None;
+            let flushed = st.imm.take();
             // Older logs are no longer needed: their entries are in synced tables now.
             let live = st.log_file_number;
             st.unsynced_logs.retain(|(n, _)| *n >= live);
@@ -300,12 +312,54 @@ impl DbInner {
             st.log_dir_synced = true;
             self.has_imm.store(false, Ordering::Release);
             st.flushes += 1;
+            // The flushed memtable (megabytes of arena) is freed without the lock, once
+            // everything above is settled (a writer may switch memtables meanwhile).
+            drop(st);
+            self.bg_cv.notify_all();
+            drop(it);
+            drop(flushed);
+            drop(imm);
+            st = self.state.lock().unwrap();
             st = self.delete_obsolete_files(st);
         } else if st.bg_error.is_none() {
             st.bg_error = result.clone().err();
         }
         self.bg_cv.notify_all();
         (st, result)
+    }
+
+    /// Records `edit` in the MANIFEST and makes it current (`VersionSet::log_and_apply`). With
+    /// a background thread, the MANIFEST is written and synced with the state lock released,
+    /// as LevelDB does: a flush's two syncs (folder, MANIFEST) no longer hold up every writer
+    /// (they were the tail of put latency while flushes run: RucksDB's writes_during_flush
+    /// p99.9, 216 µs against LevelDB's 67). Edits stay one at a time (`manifest_writing`);
+    /// what readers see changes only at the install. Without a background thread (the
+    /// engine driven by its callers, as in wasm) the lock stays held throughout.
+    pub(super) fn log_and_apply<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        edit: &mut VersionEdit,
+    ) -> (MutexGuard<'a, State>, Result<()>) {
+        if !self.options.background_thread {
+            let r = st.versions.log_and_apply(edit);
+            return (st, r);
+        }
+        while st.manifest_writing {
+            st = self.bg_cv.wait(st).unwrap();
+        }
+        let mut w = match st.versions.begin_apply(edit) {
+            Ok(w) => w,
+            Err(e) => return (st, Err(e)),
+        };
+        st.manifest_writing = true;
+        drop(st);
+        sync_point("DbInner::log_and_apply:write");
+        let written = w.write();
+        let mut st = self.state.lock().unwrap();
+        st.manifest_writing = false;
+        let r = st.versions.finish_apply(w, written);
+        self.bg_cv.notify_all();
+        (st, r)
     }
 
     /// Removes files that no Version, pending output, or live log needs.
@@ -332,7 +386,9 @@ impl DbInner {
     /// the table cache.
     fn obsolete_files(&self, st: &mut State) -> Vec<String> {
         let mut doomed = Vec::new();
-        if st.bg_error.is_some() || self.options.read_only {
+        // While an edit is written unlocked, the files it names (a new MANIFEST, its CURRENT
+        // temp file) are not accounted yet: nothing is deleted until it is installed.
+        if st.bg_error.is_some() || self.options.read_only || st.manifest_writing {
             return doomed;
         }
         let mut live = st.versions.live_files();

@@ -249,6 +249,10 @@ struct State {
     /// not in it): the new log's marker at a switch is this + 1.
     last_logged_sequence: SequenceNumber,
     bg_scheduled: bool,
+    /// An edit is being written to the MANIFEST with this lock released
+    /// (`DbInner::log_and_apply`): no other edit begins, and no file is deleted, until it is
+    /// installed.
+    manifest_writing: bool,
     bg_error: Option<Error>,
     shutting_down: bool,
     /// Numbers of files being written that are not in a Version yet.

@@ -318,6 +318,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             unsynced_logs: Vec::new(),
             last_logged_sequence: last_sequence,
             bg_scheduled: false,
+            manifest_writing: false,
             bg_error: None,
             shutting_down: false,
             pending_outputs: HashSet::new(),

@@ -274,6 +274,7 @@ impl DbInner {
             let full = std::mem::replace(&mut st.mem, Arc::new(fresh));
             st.imm = Some(full);
             self.has_imm.store(true, Ordering::Release);
+            signal_point("DbInner::make_room:switched");
             force = false;
             st = self.maybe_schedule_compaction(st);
         }

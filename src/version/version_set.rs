@@ -287,68 +287,67 @@ impl VersionSet {
     /// Applies `edit` to the current Version, records it in the MANIFEST (starting a new
     /// MANIFEST on the first edit of the session), syncs, and makes the result current.
     pub fn log_and_apply(&mut self, edit: &mut VersionEdit) -> Result<()> {
+        let mut w = self.begin_apply(edit)?;
+        let written = w.write();
+        self.finish_apply(w, written)
+    }
+
+    /// The first step of `log_and_apply`, under the owner's lock: the new Version and the
+    /// MANIFEST record (and, on the first edit of the session, the new MANIFEST's snapshot),
+    /// with the MANIFEST's writer taken along. Nothing is written and nothing changes that a
+    /// reader sees; the owner runs no other `begin_apply` until it has called `finish_apply`.
+    pub fn begin_apply(&mut self, edit: &mut VersionEdit) -> Result<ManifestWrite> {
         let log_number = edit.log_number.unwrap_or(self.log_number);
         let prev_log_number = edit.prev_log_number.unwrap_or(self.prev_log_number);
         edit.log_number = Some(log_number);
         edit.prev_log_number = Some(prev_log_number);
-        edit.next_file_number = Some(self.next_file_number);
-        edit.last_sequence = Some(self.last_sequence);
         let mut builder = VersionBuilder::from_version(&self.current);
         builder.apply(edit);
         let mut version = builder.build()?;
         version.finalize(self.l0_compaction_trigger);
-
-        let mut new_manifest_path = None;
-        if self.manifest.is_none() {
-            // A fresh MANIFEST starts with a snapshot of the current state.
-            self.manifest_file_number = self.new_file_number();
-            edit.next_file_number = Some(self.next_file_number);
-            let path = super::filename::descriptor_file_name(&self.dir, self.manifest_file_number);
-            let mut w = log::Writer::new(self.storage.create(&path)?);
-            let snapshot = self.snapshot_edit();
-            if let Err(e) = w.add_record(&snapshot.encode()) {
-                let _ = self.storage.remove(&path);
-                return Err(e);
-            }
-            new_manifest_path = Some(path);
-            self.manifest = Some(w);
-        }
-        let Some(w) = self.manifest.as_mut() else {
-            return Err(Error::internal("no MANIFEST open after opening one"));
+        // A fresh MANIFEST starts with a snapshot of the current state; its number is taken
+        // before the edit records the next file number.
+        let fresh = match self.manifest {
+            None => Some(self.new_file_number()),
+            Some(_) => None,
         };
-        // The folder entries of the tables (and log) this edit names must be durable before
-        // the edit is (LevelDB syncs the folder when it syncs a MANIFEST): otherwise a crash
-        // can leave a MANIFEST naming a table whose entry was lost.
-        let result = self
-            .storage
-            .sync_dir(&self.dir)
-            .and_then(|_| w.add_record(&edit.encode()))
-            .and_then(|_| w.sync())
-            .and_then(|_| match &new_manifest_path {
-                Some(_) => super::filename::set_current_file(
-                    &*self.storage,
-                    &self.dir,
-                    self.manifest_file_number,
-                ),
-                None => Ok(()),
-            });
-        if let Err(e) = result {
+        edit.next_file_number = Some(self.next_file_number);
+        edit.last_sequence = Some(self.last_sequence);
+        Ok(ManifestWrite {
+            storage: self.storage.clone(),
+            dir: self.dir.clone(),
+            version,
+            record: edit.encode(),
+            fresh: fresh.map(|n| (n, self.snapshot_edit().encode())),
+            writer: self.manifest.take(),
+            log_number,
+            prev_log_number,
+            compact_pointers: edit.compact_pointers.clone(),
+        })
+    }
+
+    /// The last step of `log_and_apply`, under the owner's lock again: with the MANIFEST
+    /// written and synced, the new Version becomes current and the writer is kept for the
+    /// next edit; after a failure nothing changes, the MANIFEST is dropped (the next edit
+    /// starts a new one) and a new MANIFEST that CURRENT does not name is removed.
+    pub fn finish_apply(&mut self, w: ManifestWrite, written: Result<()>) -> Result<()> {
+        if let Err(e) = written {
             self.manifest = None;
-            if new_manifest_path.is_some() {
-                super::filename::remove_uninstalled_manifest(
-                    &*self.storage,
-                    &self.dir,
-                    self.manifest_file_number,
-                );
+            if let Some((number, _)) = w.fresh {
+                super::filename::remove_uninstalled_manifest(&*self.storage, &self.dir, number);
             }
             return Err(e);
         }
-        for (level, key) in &edit.compact_pointers {
-            self.compact_pointers[*level] = key.clone();
+        if let Some((number, _)) = w.fresh {
+            self.manifest_file_number = number;
         }
-        self.current = Arc::new(version);
-        self.log_number = log_number;
-        self.prev_log_number = prev_log_number;
+        self.manifest = w.writer;
+        for (level, key) in w.compact_pointers {
+            self.compact_pointers[level] = key;
+        }
+        self.current = Arc::new(w.version);
+        self.log_number = w.log_number;
+        self.prev_log_number = w.prev_log_number;
         Ok(())
     }
 
@@ -367,5 +366,50 @@ impl VersionSet {
             e.new_files.push((level, (**f).clone()));
         }
         e
+    }
+}
+
+/// One edit on its way into the MANIFEST (`VersionSet::begin_apply` .. `finish_apply`):
+/// everything `write` needs, so that the writing and syncing can run without the database's
+/// lock (LevelDB's LogAndApply unlocks around them too), while writers go on.
+pub struct ManifestWrite {
+    storage: Arc<dyn Storage>,
+    dir: String,
+    version: Version,
+    record: Vec<u8>,
+    /// A new MANIFEST to start first: its number and its first record.
+    fresh: Option<(u64, Vec<u8>)>,
+    /// The MANIFEST appended to (the session's, or the new one once created).
+    writer: Option<log::Writer>,
+    log_number: u64,
+    prev_log_number: u64,
+    compact_pointers: Vec<(usize, Vec<u8>)>,
+}
+
+impl ManifestWrite {
+    /// Writes the record (after the new MANIFEST's snapshot, if any) and syncs it; a new
+    /// MANIFEST is then named by CURRENT. The folder is synced first: the entries of the
+    /// tables and log the edit names must be durable before the edit is (LevelDB syncs the
+    /// folder when it syncs a MANIFEST), or a crash could leave a MANIFEST naming a table
+    /// whose entry was lost.
+    pub fn write(&mut self) -> Result<()> {
+        if let Some((number, snapshot)) = &self.fresh {
+            let path = super::filename::descriptor_file_name(&self.dir, *number);
+            let mut w = log::Writer::new(self.storage.create(&path)?);
+            w.add_record(snapshot)?;
+            self.writer = Some(w);
+        }
+        let Some(w) = self.writer.as_mut() else {
+            return Err(Error::internal("no MANIFEST open after opening one"));
+        };
+        self.storage.sync_dir(&self.dir)?;
+        w.add_record(&self.record)?;
+        w.sync()?;
+        match &self.fresh {
+            Some((number, _)) => {
+                super::filename::set_current_file(&*self.storage, &self.dir, *number)
+            }
+            None => Ok(()),
+        }
     }
 }
