@@ -42,10 +42,12 @@ const CHROMIUM =
       '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome'
     : '/usr/bin/chromium');
 const worldsDir = process.env.STRATA_WORLDS ?? path.resolve(repo, '../shared/worlds');
-// strata-opfs: the engine in the benchmark's worker itself; strata-opfs-hop: in the package's
-// worker, a message per call (what a page's main thread gets); strata-idb: the engine in the
+// strata-opfs: the engine in the benchmark's worker itself (strata-opfs-relaxed: with durability
+// 'relaxed'); strata-opfs-hop: in the package's
+// worker, a message per call (what a page's main thread gets); strata-opfs-hop-64: the same with
+// 64 calls in flight (a message per turn); strata-idb: the engine in the
 // benchmark's worker over the IndexedDB store (the fallback without OPFS sync access handles).
-const ENGINES = ['strata-opfs', 'indexeddb', 'strata-opfs-hop', 'strata-idb'];
+const ENGINES = ['strata-opfs', 'indexeddb', 'strata-opfs-relaxed', 'strata-opfs-hop', 'strata-opfs-hop-64', 'strata-idb'];
 const WORKLOADS = ['fillseq', 'readseq', 'fillrandom', 'readrandom', 'batch', ...(worldName ? ['scan', 'scan-workers'] : [])];
 const WORLD_WORKLOADS = ['scan', 'scan-workers'];
 
@@ -113,9 +115,11 @@ try {
   const summary = WORKLOADS.map((w) => {
     const s = ops(w, 'strata-opfs');
     const i = ops(w, 'indexeddb');
+    const r = ops(w, 'strata-opfs-relaxed');
     const h = ops(w, 'strata-opfs-hop');
+    const h64 = ops(w, 'strata-opfs-hop-64');
     const d = ops(w, 'strata-idb');
-    return { workload: w, strataOpsPerSec: s, strataHopOpsPerSec: h ?? null, strataIdbOpsPerSec: d ?? null, indexeddbOpsPerSec: i ?? null, ratio: i ? s / i : null, idbRatio: i && d ? d / i : null };
+    return { workload: w, strataOpsPerSec: s, strataRelaxedOpsPerSec: r ?? null, strataHopOpsPerSec: h ?? null, strataHop64OpsPerSec: h64 ?? null, strataIdbOpsPerSec: d ?? null, indexeddbOpsPerSec: i ?? null, ratio: i ? s / i : null, idbRatio: i && d ? d / i : null };
   });
   const date = new Date().toISOString().slice(0, 10);
   const out = {
@@ -143,9 +147,9 @@ try {
     `${entries.toLocaleString('en')} entries, ${valueSize}-byte values, batches of ${batchSize}; each engine in a fresh worker; one run.`,
     world ? `scan: ${world.name} (${world.entries.toLocaleString('en')} entries) copied into OPFS by the viewer; Strata only (IndexedDB has no such world).` : '',
     '',
-    '| workload | Strata (OPFS, engine in the caller\'s worker) ops/s | Strata (OPFS, a message per call) ops/s | Strata (IndexedDB store, in the caller\'s worker) ops/s | IndexedDB (browser-level) ops/s | ratio Strata OPFS / IndexedDB | ratio Strata IndexedDB store / IndexedDB |',
-    '|---|---:|---:|---:|---:|---:|---:|',
-    ...summary.map((s) => `| ${s.workload} | ${fmt(s.strataOpsPerSec)} | ${fmt(s.strataHopOpsPerSec)} | ${fmt(s.strataIdbOpsPerSec)} | ${fmt(s.indexeddbOpsPerSec)} | ${s.ratio === null ? '—' : `${fmt(s.ratio, 2)}×`} | ${s.idbRatio === null ? '—' : `${fmt(s.idbRatio, 2)}×`} |`),
+    '| workload | Strata (OPFS, engine in the caller\'s worker) ops/s | Strata (OPFS, in the caller\'s worker, durability relaxed) ops/s | Strata (OPFS, a message per call) ops/s | Strata (OPFS, 64 calls in flight, a message per turn) ops/s | Strata (IndexedDB store, in the caller\'s worker) ops/s | IndexedDB (browser-level) ops/s | ratio Strata OPFS / IndexedDB | ratio Strata IndexedDB store / IndexedDB |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...summary.map((s) => `| ${s.workload} | ${fmt(s.strataOpsPerSec)} | ${fmt(s.strataRelaxedOpsPerSec)} | ${fmt(s.strataHopOpsPerSec)} | ${fmt(s.strataHop64OpsPerSec)} | ${fmt(s.strataIdbOpsPerSec)} | ${fmt(s.indexeddbOpsPerSec)} | ${s.ratio === null ? '—' : `${fmt(s.ratio, 2)}×`} | ${s.idbRatio === null ? '—' : `${fmt(s.idbRatio, 2)}×`} |`),
     '',
     `Page: \`${url}\`. Raw rows (ops, bytes, seconds, MB/s) in browser-${date}.json.`,
     '',

@@ -18,6 +18,9 @@ import { engineOptions } from './engine.js';
 import { StrataError, invalidArgument, toErrorShape, toStrataError, type ErrorShape } from './errors.js';
 import { canShareTabs, TabLink } from './tabs.js';
 import { filesExtra, openMcworldVia, openWorldVia, World, type WorldOpenOptions } from './world.js';
+import type { Durability } from './opfs-host.js';
+
+export type { Durability };
 
 export * from './db.js';
 export { StrataError, type ErrorCode } from './errors.js';
@@ -218,6 +221,12 @@ export interface BrowserOpenOptions extends OpenOptions {
   /** OPFS: most sync access handles open at once (default 200, at least 64; Safari allows
    * about 250 per page). Tables beyond it are read through File snapshots. */
   maxHandles?: number;
+  /** OPFS: `default` (every write handed to OPFS before its call resolves: an acknowledged
+   * write survives the tab's crash) or `relaxed` (log appends gathered in memory and written
+   * when the worker's task ends, at 256 KiB, or before any other storage step: much faster
+   * where each OPFS write is slow, but the last moments' acknowledged writes can be lost if
+   * the tab dies; never reordered; a synced write is written and flushed at once). */
+  durability?: Durability;
 }
 
 type BrowserStore = 'opfs' | 'idb';
@@ -248,11 +257,14 @@ export async function open(location: string, options: BrowserOpenOptions = {}): 
   if (typeof location !== 'string' || location === '') throw invalidArgument('location must be a non-empty string');
   if (typeof options !== 'object' || options === null) throw invalidArgument('options must be an object');
   if (options.storage === 'host') throw invalidArgument("storage 'host' is only available in Node (a host cannot cross into the worker)");
-  const { engine: placement, maxHandles, shared, ...given } = options;
+  const { engine: placement, maxHandles, shared, durability, ...given } = options;
   const kind = (await storageOf(given.storage, placement)) as NonNullable<OpenOptions['storage']>;
   const rest = { ...given, storage: kind };
   if (maxHandles !== undefined && (!Number.isInteger(maxHandles) || maxHandles < 64)) {
     throw invalidArgument('maxHandles must be an integer >= 64');
+  }
+  if (durability !== undefined && durability !== 'default' && durability !== 'relaxed') {
+    throw invalidArgument("durability must be 'default' or 'relaxed'");
   }
   // A picked folder is always read-only.
   const opts = engineOptions(kind === 'files' ? { ...rest, readOnly: true } : rest);
@@ -261,7 +273,7 @@ export async function open(location: string, options: BrowserOpenOptions = {}): 
       const l = await link(placement);
       l.users += 1;
       try {
-        const handle = (await l.call('open', [kind, location, opts, { maxHandles }])) as number;
+        const handle = (await l.call('open', [kind, location, opts, { maxHandles, durability }])) as number;
         return { link: l, handle };
       } catch (e) {
         l.release();
@@ -273,7 +285,7 @@ export async function open(location: string, options: BrowserOpenOptions = {}): 
   const l = await link(placement);
   l.users += 1;
   try {
-    const extra = kind === 'opfs' ? { maxHandles } : filesExtra(options);
+    const extra = kind === 'opfs' ? { maxHandles, durability } : filesExtra(options);
     const handle = (await l.call('open', [kind, location, opts, extra])) as number;
     return new Db(l, handle, location, rest);
   } catch (e) {

@@ -216,6 +216,8 @@ export interface IteratorSpec {
 export interface HostLease {
   host: StorageHost | undefined;
   prepare?(): Promise<void>;
+  /** True when `prepare()` would do nothing now (the call may skip it and run at once). */
+  prepared?(): boolean;
   settle?(): Promise<void>;
   release?(): Promise<void> | void;
   /** A file of the storage as a Blob that stays readable after the release (browser stores:

@@ -70,6 +70,27 @@ export interface OpfsOptions {
   /** Most sync access handles open at once, spares and the lock included (default 200,
    * at least 64). */
   maxHandles?: number;
+  /** `default`: every write reaches its OPFS file before the engine call returns (a write
+   * acknowledged survives the tab's crash, as LevelDB's unsynced writes survive a process
+   * crash). `relaxed`: appends to the write-ahead log are gathered in memory and handed to
+   * OPFS when the worker's current task ends (a timer), when 256 KiB are gathered, or before
+   * any other storage operation (a sync, a read, a new file): acknowledged writes of the last
+   * moments can be lost if the tab dies, never reordered (the log keeps a prefix). A gathered
+   * write that then fails fails every later call. */
+  durability?: Durability;
+}
+
+export type Durability = 'default' | 'relaxed';
+
+/** Log bytes gathered under durability `relaxed` before they are written at once. */
+const WRITE_BEHIND_MAX = 256 * 1024;
+
+/** Appends gathered for one log file (durability `relaxed`): contiguous, from `at`. */
+interface WriteBehind {
+  slot: Slot;
+  at: number;
+  chunks: Uint8Array[];
+  bytes: number;
 }
 
 const DEFAULT_MAX_HANDLES = 200;
@@ -111,6 +132,11 @@ export class OpfsPool implements StorageHost {
   private nextName = 0;
   private gen = 0;
   private closed = false;
+  private readonly relaxed: boolean;
+  private behind: WriteBehind | null = null;
+  private behindTimer: ReturnType<typeof setTimeout> | undefined;
+  /** A gathered write that failed after its calls returned: every later call fails with it. */
+  private behindError: unknown;
 
   private constructor(
     private readonly key: string,
@@ -122,6 +148,64 @@ export class OpfsPool implements StorageHost {
     const m = options.maxHandles ?? DEFAULT_MAX_HANDLES;
     if (!Number.isInteger(m) || m < 64) throw hostError('EINVAL', `maxHandles must be an integer >= 64, not ${m}`);
     this.maxHandles = m;
+    const d = options.durability ?? 'default';
+    if (d !== 'default' && d !== 'relaxed') throw hostError('EINVAL', `durability must be 'default' or 'relaxed', not ${String(d)}`);
+    this.relaxed = d === 'relaxed';
+  }
+
+  /** Writes what `relaxed` durability gathered (first of all, before any other operation);
+   * a failure is kept and thrown by every later call. */
+  private drain(): void {
+    if (this.behindError !== undefined) {
+      const e = this.behindError as { message?: string };
+      throw hostError('EIO', `an earlier write to the log, already acknowledged (durability 'relaxed'), failed: ${e?.message ?? String(e)}`);
+    }
+    const b = this.behind;
+    if (!b) return;
+    this.behind = null;
+    let data = b.chunks[0]!;
+    if (b.chunks.length > 1) {
+      data = new Uint8Array(b.bytes);
+      let o = 0;
+      for (const c of b.chunks) {
+        data.set(c, o);
+        o += c.length;
+      }
+    }
+    try {
+      writeAll(this.handleOf(b.slot), data, b.at);
+    } catch (e) {
+      this.behindError = e;
+      throw e;
+    }
+  }
+
+  /** Gathers a log append (durability `relaxed`); written by `drain`. */
+  private gather(slot: Slot, at: number, data: Uint8Array): void {
+    let b = this.behind;
+    if (b && (b.slot !== slot || b.at + b.bytes !== at)) {
+      this.drain();
+      b = null;
+    }
+    if (!b) {
+      b = { slot, at, chunks: [], bytes: 0 };
+      this.behind = b;
+    }
+    // A copy: the engine's buffer is wasm memory, reused after the call.
+    b.chunks.push(data.slice());
+    b.bytes += data.length;
+    if (b.bytes >= WRITE_BEHIND_MAX) {
+      this.drain();
+    } else if (this.behindTimer === undefined) {
+      this.behindTimer = setTimeout(() => {
+        this.behindTimer = undefined;
+        try {
+          if (!this.closed) this.drain();
+        } catch {
+          // Kept in behindError: the next call reports it.
+        }
+      }, 0);
+    }
   }
 
   /** Pools by location, for tests and diagnostics (`OpfsPool.stats`). */
@@ -370,10 +454,23 @@ export class OpfsPool implements StorageHost {
     }
   }
 
+  /** True when `prepare()` would do nothing now: no parked file to delete, the spares between
+   * their marks, no handle to park. A caller may then run the next engine call at once. */
+  prepared(): boolean {
+    return (
+      this.closed ||
+      (this.pendingDeletes.length === 0 &&
+        this.spares.length >= SPARES_LOW &&
+        this.spares.length <= SPARES_HIGH &&
+        this.handles.size + 2 <= this.maxHandles)
+    );
+  }
+
   /** Between engine calls: deletes what parked files the engine removed, parks tables while
    * more than `maxHandles` are open, and opens spare files for the next call. */
   async prepare(): Promise<void> {
     if (this.closed) return;
+    this.drain();
     if (this.pendingDeletes.length > 0) {
       const doomed = this.pendingDeletes;
       this.pendingDeletes = [];
@@ -429,7 +526,11 @@ export class OpfsPool implements StorageHost {
 
   /** Closes every handle (the database is closed). */
   async release(): Promise<void> {
-    this.closeHandles();
+    try {
+      if (!this.closed) this.drain();
+    } finally {
+      this.closeHandles();
+    }
   }
 
   private closeHandles(): void {
@@ -486,6 +587,7 @@ export class OpfsPool implements StorageHost {
   }
 
   open(path: string, mode: 'r' | 'w' | 'a'): number {
+    this.drain();
     const p = normalize(path);
     let slot = this.byPath.get(p);
     let pos = 0;
@@ -508,6 +610,7 @@ export class OpfsPool implements StorageHost {
   }
 
   read(fd: number, offset: number, buf: Uint8Array): number {
+    this.drain();
     const f = this.fd(fd);
     f.slot.used = ++this.tick;
     const handle = f.slot.handle;
@@ -531,21 +634,29 @@ export class OpfsPool implements StorageHost {
 
   write(fd: number, data: Uint8Array): void {
     const f = this.fd(fd);
-    const handle = this.handleOf(f.slot);
-    writeAll(handle, data, HEADER + f.pos);
+    if (this.relaxed && f.slot.path.endsWith('.log') && data.length > 0) {
+      this.handleOf(f.slot);
+      this.gather(f.slot, HEADER + f.pos, data);
+    } else {
+      this.drain();
+      writeAll(this.handleOf(f.slot), data, HEADER + f.pos);
+    }
     f.pos += data.length;
   }
 
   sync(fd: number): void {
+    this.drain();
     const slot = this.fd(fd).slot;
     if (slot.handle) slot.handle.flush();
   }
 
   size(fd: number): number {
+    this.drain();
     return Math.max(0, this.slotSize(this.fd(fd).slot) - HEADER);
   }
 
   close(fd: number): void {
+    this.drain();
     const f = this.fds.get(fd);
     if (f?.writer) f.slot.writers--;
     this.fds.delete(fd);
@@ -555,6 +666,7 @@ export class OpfsPool implements StorageHost {
    * memory: the file's handle is closed and the slot parked (an export's zip, handed over
    * just before the pool is released). It stays readable while the file is unchanged. */
   async blob(path: string): Promise<Blob> {
+    this.drain();
     const slot = this.slot(path);
     if (slot.writers > 0) throw hostError('EBUSY', `${path} is still being written`);
     if (slot.handle) {
@@ -580,6 +692,7 @@ export class OpfsPool implements StorageHost {
   }
 
   fileSize(path: string): number {
+    this.drain();
     return Math.max(0, this.slotSize(this.slot(path)) - HEADER);
   }
 
@@ -591,6 +704,7 @@ export class OpfsPool implements StorageHost {
   }
 
   remove(path: string): void {
+    this.drain();
     const p = normalize(path);
     const s = this.slot(p);
     this.byPath.delete(p);
@@ -598,6 +712,7 @@ export class OpfsPool implements StorageHost {
   }
 
   rename(from: string, to: string): void {
+    this.drain();
     const f = normalize(from);
     const t = normalize(to);
     const s = this.slot(f);

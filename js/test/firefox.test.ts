@@ -157,7 +157,7 @@ describe.skipIf(!haveFirefox)('world viewer in Firefox', () => {
     // Workloads and engines are checkboxes showing the URL's configuration.
     const boxes = (set: string) => bench.$$eval(`#${set} input`, (ins) => ins.map((i) => [(i as HTMLInputElement).value, (i as HTMLInputElement).checked]));
     expect(await boxes('cfg-workloads')).toEqual([['fillseq', true], ['readseq', true], ['fillrandom', true], ['readrandom', true], ['batch', true], ['scan', false], ['scan-workers', false]]);
-    expect(await boxes('cfg-engines')).toEqual([['strata-opfs', true], ['indexeddb', true], ['strata-opfs-hop', false], ['strata-idb', false]]);
+    expect(await boxes('cfg-engines')).toEqual([['strata-opfs', true], ['indexeddb', true], ['strata-opfs-relaxed', false], ['strata-opfs-hop', false], ['strata-opfs-hop-64', false], ['strata-idb', false]]);
     // The results as Markdown and as JSON: what the copy buttons put on the clipboard.
     const threads = await bench.evaluate(() => navigator.hardwareConcurrency);
     await bench.click('#bench-copy-md');
@@ -198,7 +198,7 @@ describe.skipIf(!haveFirefox)('world viewer in Firefox', () => {
       }
     }
     expect(await boxes('cfg-workloads')).toEqual([['fillseq', false], ['readseq', false], ['fillrandom', false], ['readrandom', false], ['batch', false], ['scan', true], ['scan-workers', true]]);
-    expect(await boxes('cfg-engines')).toEqual([['strata-opfs', true], ['indexeddb', false], ['strata-opfs-hop', false], ['strata-idb', false]]);
+    expect(await boxes('cfg-engines')).toEqual([['strata-opfs', true], ['indexeddb', false], ['strata-opfs-relaxed', false], ['strata-opfs-hop', false], ['strata-opfs-hop-64', false], ['strata-idb', false]]);
     // The button pressed through the DOM: a pointer click can land on whatever the page just
     // moved under it (the world list and message change as the world loads), and a lost click
     // would look like a hang. The run must start at once and end in 'done' or 'error'.

@@ -1174,7 +1174,7 @@ describe('world viewer in Chromium', () => {
     // Workloads and engines are checkboxes showing the URL's configuration.
     const boxes = (set: string) => bench.$$eval(`#${set} input`, (ins) => ins.map((i) => [(i as HTMLInputElement).value, (i as HTMLInputElement).checked]));
     expect(await boxes('cfg-workloads')).toEqual([['fillseq', true], ['readseq', true], ['fillrandom', true], ['readrandom', true], ['batch', true], ['scan', false], ['scan-workers', false]]);
-    expect(await boxes('cfg-engines')).toEqual([['strata-opfs', true], ['indexeddb', true], ['strata-opfs-hop', false], ['strata-idb', false]]);
+    expect(await boxes('cfg-engines')).toEqual([['strata-opfs', true], ['indexeddb', true], ['strata-opfs-relaxed', false], ['strata-opfs-hop', false], ['strata-opfs-hop-64', false], ['strata-idb', false]]);
     // The results as Markdown and as JSON (what the copy buttons put on the clipboard).
     await bench.click('#bench-copy-md');
     await bench.waitForSelector('#bench-copied[data-copied="Markdown"]', { state: 'attached' });

@@ -8,11 +8,14 @@ export const WORKLOADS = ['fillseq', 'readseq', 'fillrandom', 'readrandom', 'bat
 /** Workloads that read the chosen world (they need one). */
 export const WORLD_WORKLOADS: readonly string[] = ['scan', 'scan-workers'];
 // strata-opfs: the engine in the benchmark's own worker (the package's `engine: 'auto'` there);
+// strata-opfs-relaxed: the same with durability 'relaxed' (log appends written when the
+// worker's task ends, not at every call);
 // strata-opfs-hop: the engine in the package's worker, one message per awaited call (what a
-// page's main thread gets); strata-idb: the engine in the benchmark's worker over the IndexedDB
+// page's main thread gets); strata-opfs-hop-64: the same with 64 calls in flight (a page that
+// does not await each call before the next: calls of one turn cross in one message); strata-idb: the engine in the benchmark's worker over the IndexedDB
 // store (what browsers without OPFS sync access handles get); indexeddb: browser-level. The
 // default runs the first two.
-export const ENGINES = ['strata-opfs', 'indexeddb', 'strata-opfs-hop', 'strata-idb'] as const;
+export const ENGINES = ['strata-opfs', 'indexeddb', 'strata-opfs-relaxed', 'strata-opfs-hop', 'strata-opfs-hop-64', 'strata-idb'] as const;
 const DEFAULT_ENGINES = ['strata-opfs', 'indexeddb'] as const;
 export type Workload = (typeof WORKLOADS)[number];
 export type Engine = (typeof ENGINES)[number];

@@ -1,6 +1,8 @@
 // One benchmark run in a fresh dedicated worker: every asked workload, in db_bench's order,
 // on one engine — Strata over OPFS (the package's browser API: its engine runs in this worker,
-// or with strata-opfs-hop in the package's own nested worker, a message per call) or
+// with durability 'default' or, strata-opfs-relaxed, 'relaxed';
+// or with strata-opfs-hop in the package's own nested worker, a message per call, or with
+// strata-opfs-hop-64 there with 64 calls in flight, a message per turn) or
 // IndexedDB through browser-level. Each put/get is one awaited call, as an
 // application would make it. Posts `{type: 'row', row}` per workload, then `{type: 'done'}`
 // or `{type: 'error', message}`.
@@ -61,9 +63,9 @@ function shuffled(n: number, seed = 7): number[] {
   return a;
 }
 
-async function strataStore(location: string, engine: 'inline' | 'worker', storage: 'opfs' | 'idb' = 'opfs'): Promise<Store> {
+async function strataStore(location: string, engine: 'inline' | 'worker', storage: 'opfs' | 'idb' = 'opfs', durability: 'default' | 'relaxed' = 'default'): Promise<Store> {
   await destroy(location, { engine, storage });
-  const db: Db = await open(location, { storage, engine });
+  const db: Db = await open(location, storage === 'opfs' ? { storage, engine, durability } : { storage, engine });
   return {
     put: (k, v) => db.put(k, v),
     get: async (k) => (await db.get(k)) as Uint8Array | undefined,
@@ -122,7 +124,23 @@ async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void
       ? idbStore('strata-bench')
       : engine === 'strata-idb'
         ? strataStore('bench/strata-idb', 'inline', 'idb')
-        : strataStore('bench/strata', engine === 'strata-opfs' ? 'inline' : 'worker');
+        : engine === 'strata-opfs-relaxed'
+          ? strataStore('bench/strata', 'inline', 'opfs', 'relaxed')
+          : strataStore('bench/strata', engine === 'strata-opfs' ? 'inline' : 'worker');
+  // Calls in flight for the put and get workloads: one (each awaited before the next, as an
+  // application would), or 64 lanes each awaiting its own (strata-opfs-hop-64).
+  const lanes = engine === 'strata-opfs-hop-64' ? 64 : 1;
+  const each = async (n: number, f: (j: number) => Promise<void>) => {
+    if (lanes === 1) {
+      for (let j = 0; j < n; j++) await f(j);
+      return;
+    }
+    let next = 0;
+    const lane = async () => {
+      while (next < n) await f(next++);
+    };
+    await Promise.all(Array.from({ length: lanes }, lane));
+  };
   const vals = values(c.valueSize, Math.min(c.entries, 1024));
   const val = (i: number) => vals[i % vals.length]!;
   const entryBytes = 16 + c.valueSize;
@@ -143,7 +161,7 @@ async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void
         const s = store;
         const order = w === 'fillseq' ? Array.from({ length: c.entries }, (_, i) => i) : shuffled(c.entries);
         row(w, c.entries, c.entries * entryBytes, await timed(async () => {
-          for (const i of order) await s.put(key(i), val(i));
+          await each(order.length, (j) => s.put(key(order[j]!), val(order[j]!)));
         }));
       } else if (w === 'readseq' || w === 'readrandom') {
         if (!store) {
@@ -165,7 +183,9 @@ async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void
           const order = shuffled(c.entries, 11);
           let found = 0;
           const t = await timed(async () => {
-            for (const i of order) if ((await s.get(key(i))) !== undefined) found++;
+            await each(order.length, async (j) => {
+              if ((await s.get(key(order[j]!))) !== undefined) found++;
+            });
           });
           if (found !== c.entries) throw new Error(`${engine} readrandom: ${found} of ${c.entries} keys found`);
           row(w, c.entries, c.entries * entryBytes, t);

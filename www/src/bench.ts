@@ -151,7 +151,9 @@ function boxes(set: string, all: readonly string[], on: readonly string[], title
 
 const ENGINE_TITLES: Record<string, string> = {
   'strata-opfs': "Strata over OPFS, the engine in the benchmark's own worker (no message per call)",
+  'strata-opfs-relaxed': "Strata over OPFS in the benchmark's worker, durability 'relaxed' (log appends written when the task ends)",
   'strata-opfs-hop': "Strata over OPFS, the engine in the package's worker: a message per call, as from a page",
+  'strata-opfs-hop-64': "Strata over OPFS, the engine in the package's worker, 64 calls in flight: one message per turn, as from a page",
   'strata-idb': "Strata over its IndexedDB store (what browsers without OPFS sync access handles get)",
   indexeddb: 'IndexedDB through browser-level',
 };

@@ -117,10 +117,45 @@ const tests = {
     await destroy('inline-inflight');
     return inflight(open, 'inline-inflight', { storage: 'opfs' });
   },
+  /** Durability 'relaxed': n awaited puts, the end of a task, a synced put, then 100 more
+   * acknowledged puts, and this worker stops answering (the page kills it mid-task). */
+  async relaxedThenStop(n) {
+    await destroy('inline-relaxed');
+    const db = await open('inline-relaxed', { durability: 'relaxed' });
+    const t = performance.now();
+    for (let i = 0; i < n; i++) await db.put(key(i), value(i));
+    const putsPerSecond = Math.round(n / ((performance.now() - t) / 1000));
+    await new Promise((r) => setTimeout(r, 10));
+    await db.put('synced', 'yes', { sync: true });
+    for (let i = n; i < n + 100; i++) await db.put(key(i), value(i));
+    self.postMessage({ ok: true, value: { putsPerSecond } });
+    await new Promise(() => {}); // never closes: the worker is killed
+  },
+  /** After the kill: what of relaxedThenStop's puts is there (exact values, in a prefix). */
+  async reopenRelaxed(n) {
+    const db = await open('inline-relaxed', { durability: 'relaxed' });
+    let first = 0;
+    let tail = 0;
+    let bad = 0;
+    let holes = 0;
+    for (let i = 0; i < n + 100; i++) {
+      const v = await db.get(key(i));
+      if (v && (v.length !== 100 || v.some((b, j) => b !== value(i)[j]))) bad++;
+      if (i < n) first += v ? 1 : 0;
+      else if (v) {
+        if (tail !== i - n) holes++;
+        tail++;
+      }
+    }
+    const synced = new TextDecoder().decode(await db.get('synced'));
+    await db.close();
+    await destroy('inline-relaxed');
+    return { first, tail, bad, holes, synced };
+  },
   /** Every put and get awaited one by one, as an application makes them: counts and rates. */
-  async awaited(n, storage = 'opfs') {
+  async awaited(n, storage = 'opfs', durability = 'default') {
     if (storage === 'opfs') await destroy('inline-awaited');
-    const db = await open('inline-awaited', { storage });
+    const db = await open('inline-awaited', storage === 'opfs' ? { storage, durability } : { storage });
     let t = performance.now();
     for (let i = 0; i < n; i++) await db.put(key(i), value(i));
     const putSeconds = (performance.now() - t) / 1000;
