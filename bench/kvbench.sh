@@ -53,6 +53,8 @@ for round in $(seq 1 "$ROUNDS"); do
   done
 done
 source bench/results_dir.sh
+python3 -c 'import matplotlib' 2>/dev/null ||
+  python3 -m pip install --disable-pip-version-check -q matplotlib || true  # the chart only
 python3 - "$OUT/kvbench.jsonl" "$RESULTS_DIR/kvbench-$(date -u +%F)" "$ROUNDS" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -78,6 +80,14 @@ for s in scen:
 lines += ["", "Ratios above 1: Strata is faster (smaller). LMDB has no write-ahead log (a copy-on-write B-tree "
           "in one memory map): its open maps one file, while a LevelDB-format open reads the manifest, "
           "replays the log and writes a new manifest."]
+sys.path.insert(0, "bench")
+from ratio_chart import ratio_chart
+chart = ratio_chart(base, f"kvbench scenarios, best of {rounds}: each system's figure over Strata's",
+                    "the system's µs/op or bytes over Strata's (> 1: Strata is faster or smaller)",
+                    [(s["scenario"], {e: (s[e] / s["strata"]) if s[e] and s["strata"] else None for e in ("leveldb", "lmdb")}) for s in out["scenarios"]],
+                    ["leveldb", "lmdb"], names)
+if chart:
+    lines += ["", chart]
 text = "\n".join(lines)
 print(text)
 open(base + ".md", "w").write(text + "\n")

@@ -17,6 +17,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ratio_chart import ratio_chart  # noqa: E402
+
 ENGINES = ["strata", "leveldb", "rocksdb", "sqlite", "kyotocabinet", "lmdb"]
 NAMES = {"strata": "Strata", "leveldb": "LevelDB", "rocksdb": "RocksDB", "sqlite": "SQLite",
          "kyotocabinet": "Kyoto TreeDB", "lmdb": "LMDB"}
@@ -105,8 +108,23 @@ def main():
              f"Machine: {platform.machine()}, {os.cpu_count()} cores; one run. ops/s (batch: entries/s). "
              "'2011' columns: the page's published figures (Xeon X5650, ext3), for reference only.", ""]
     section = None
+    charts = 0
+
+    def chart_of(section_name):
+        # The section's table as a chart: Strata's ops/s over each other system's.
+        nonlocal charts
+        rows = [(r["scenario"], {e: (r["ops"]["strata"] / r["ops"][e]) if r["ops"].get("strata") and r["ops"].get(e) else None for e in engines if e != "strata"})
+                for r in results if r["section"] == section_name]
+        charts += 1
+        return ratio_chart(f"{base}-{charts}", f"{section_name}: Strata's ops/s over each system's", "Strata's ops/s over the system's (> 1: Strata is faster)",
+                           rows, [e for e in engines if e != "strata"], NAMES)
+
     for r in results:
         if r["section"] != section:
+            if section is not None:
+                line = chart_of(section)
+                if line:
+                    lines += ["", line]
             section = r["section"]
             lines += ["", f"## {section}", "", "| scenario | 2011 LevelDB | 2011 TreeDB | 2011 SQLite | " + " | ".join(NAMES[e] for e in engines) + " | Strata/LevelDB | Strata/best other |",
                       "|---|---:|---:|---:|" + "---:|" * len(engines) + "---:|---:|"]
@@ -118,6 +136,10 @@ def main():
         cells = [r["scenario"], fmt(pub[0]), fmt(pub[1]), fmt(pub[2])] + [fmt(r["ops"].get(e)) for e in engines]
         cells += [f"{s / lv:.2f}" if s and lv else "-", f"{s / best:.2f}" if s and best else "-"]
         lines.append("| " + " | ".join(cells) + " |")
+    if section is not None:
+        line = chart_of(section)
+        if line:
+            lines += ["", line]
     lines += ["", "Guarantees differ (see bench/db_bench.sh's report): TreeDB and LMDB keep no write-ahead log; SQLite commits a transaction per write; "
               "TreeDB has no batch writes (its row repeats single puts, as LevelDB's db_bench_tree_db.cc does)."]
     text = "\n".join(lines)

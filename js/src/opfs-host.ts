@@ -157,8 +157,10 @@ export class OpfsPool implements StorageHost {
    * a failure is kept and thrown by every later call. */
   private drain(): void {
     if (this.behindError !== undefined) {
-      const e = this.behindError as { message?: string };
-      throw hostError('EIO', `an earlier write to the log, already acknowledged (durability 'relaxed'), failed: ${e?.message ?? String(e)}`);
+      const e = this.behindError as { message?: string; name?: string; code?: string };
+      // An exhausted quota stays a NoSpace error (Chromium's QuotaExceededError, Firefox's ENOSPC).
+      const code = e?.code === 'ENOSPC' || e?.name === 'QuotaExceededError' ? 'ENOSPC' : 'EIO';
+      throw hostError(code, `an earlier write to the log, already acknowledged (durability 'relaxed'), failed: ${e?.message ?? String(e)}`);
     }
     const b = this.behind;
     if (!b) return;
