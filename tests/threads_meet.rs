@@ -164,6 +164,24 @@ fn value(i: u64, round: u64) -> Vec<u8> {
     format!("{i:06} round {round} ").repeat(6).into_bytes()
 }
 
+/// Reopens the database and checks it holds exactly keys `k000000..` (`count` of them, in
+/// order) with `round`'s values, and that its files agree (`verify`).
+fn assert_reopens_with(storage: Arc<dyn Storage>, count: u64, round: u64) {
+    let db = Db::open(storage, "db", small_buffer_options()).unwrap();
+    let mut it = db.iter(&ReadOptions::default());
+    it.seek_to_first();
+    let mut i = 0u64;
+    while it.valid() {
+        assert_eq!(it.key(), format!("k{i:06}").as_bytes());
+        assert_eq!(it.value(), &value(i, round)[..]);
+        i += 1;
+        it.next();
+    }
+    it.status().unwrap();
+    assert_eq!(i, count);
+    db.verify().unwrap();
+}
+
 #[test]
 fn background_work_held_while_writers_stall_flush_compact_and_close() {
     let _x = sync_point::exclusive();
@@ -284,19 +302,7 @@ fn background_work_held_while_writers_stall_flush_compact_and_close() {
         assert_eq!(l.count("dropping"), 1);
         sync_point::clear();
 
-        let db = Db::open(storage, "db", small_buffer_options()).unwrap();
-        let mut it = db.iter(&ReadOptions::default());
-        it.seek_to_first();
-        let mut i = 0u64;
-        while it.valid() {
-            assert_eq!(it.key(), format!("k{i:06}").as_bytes());
-            assert_eq!(it.value(), &value(i, 2)[..]);
-            i += 1;
-            it.next();
-        }
-        it.status().unwrap();
-        assert_eq!(i, 3000);
-        db.verify().unwrap();
+        assert_reopens_with(storage, 3000, 2);
     });
 }
 
@@ -385,19 +391,7 @@ fn writers_and_readers_go_on_while_a_flush_writes_the_manifest() {
         let db = Arc::try_unwrap(db).unwrap_or_else(|_| panic!("a handle is still shared"));
         drop(db);
         // Everything is there after a reopen, in order, and the files agree.
-        let db = Db::open(storage, "db", small_buffer_options()).unwrap();
-        let mut it = db.iter(&ReadOptions::default());
-        it.seek_to_first();
-        let mut i = 0u64;
-        while it.valid() {
-            assert_eq!(it.key(), format!("k{i:06}").as_bytes());
-            assert_eq!(it.value(), &value(i, 1)[..]);
-            i += 1;
-            it.next();
-        }
-        it.status().unwrap();
-        assert_eq!(i, n + more);
-        db.verify().unwrap();
+        assert_reopens_with(storage, n + more, 1);
     });
 }
 

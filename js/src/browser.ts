@@ -223,7 +223,7 @@ export interface BrowserOpenOptions extends OpenOptions {
   maxHandles?: number;
   /** OPFS: `default` (every write handed to OPFS before its call resolves: an acknowledged
    * write survives the tab's crash) or `relaxed` (log appends gathered in memory and written
-   * when the worker's task ends, at 256 KiB, or before any other storage step: much faster
+   * when the worker's task ends, at 256 KiB, at a sync, or before another step on the log: much faster
    * where each OPFS write is slow, but the last moments' acknowledged writes can be lost if
    * the tab dies; never reordered; a synced write is written and flushed at once). */
   durability?: Durability;

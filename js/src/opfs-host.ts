@@ -73,8 +73,9 @@ export interface OpfsOptions {
   /** `default`: every write reaches its OPFS file before the engine call returns (a write
    * acknowledged survives the tab's crash, as LevelDB's unsynced writes survive a process
    * crash). `relaxed`: appends to the write-ahead log are gathered in memory and handed to
-   * OPFS when the worker's current task ends (a timer), when 256 KiB are gathered, or before
-   * any other storage operation (a sync, a read, a new file): acknowledged writes of the last
+   * OPFS when the worker's current task ends (a timer), when 256 KiB are gathered, at any
+   * sync, before an operation on that log file, between engine calls that need the pool
+   * prepared, and at close: acknowledged writes of the last
    * moments can be lost if the tab dies, never reordered (the log keeps a prefix). A gathered
    * write that then fails fails every later call. */
   durability?: Durability;
@@ -180,6 +181,14 @@ export class OpfsPool implements StorageHost {
       this.behindError = e;
       throw e;
     }
+  }
+
+  /** Before an operation on `slot` alone (a read, a size, a close, a remove): writes what was
+   * gathered for that file first; other files' operations leave the gathered log alone
+   * (so a get between puts does not end the gathering). A failed gathered write still
+   * fails every call. */
+  private drainFor(slot: Slot | undefined): void {
+    if (this.behindError !== undefined || (slot !== undefined && this.behind?.slot === slot)) this.drain();
   }
 
   /** Gathers a log append (durability `relaxed`); written by `drain`. */
@@ -589,8 +598,8 @@ export class OpfsPool implements StorageHost {
   }
 
   open(path: string, mode: 'r' | 'w' | 'a'): number {
-    this.drain();
     const p = normalize(path);
+    this.drainFor(this.byPath.get(p));
     let slot = this.byPath.get(p);
     let pos = 0;
     if (mode === 'r') {
@@ -612,8 +621,8 @@ export class OpfsPool implements StorageHost {
   }
 
   read(fd: number, offset: number, buf: Uint8Array): number {
-    this.drain();
     const f = this.fd(fd);
+    this.drainFor(f.slot);
     f.slot.used = ++this.tick;
     const handle = f.slot.handle;
     if (!handle) {
@@ -640,7 +649,7 @@ export class OpfsPool implements StorageHost {
       this.handleOf(f.slot);
       this.gather(f.slot, HEADER + f.pos, data);
     } else {
-      this.drain();
+      this.drainFor(f.slot);
       writeAll(this.handleOf(f.slot), data, HEADER + f.pos);
     }
     f.pos += data.length;
@@ -653,13 +662,13 @@ export class OpfsPool implements StorageHost {
   }
 
   size(fd: number): number {
-    this.drain();
+    this.drainFor(this.fd(fd).slot);
     return Math.max(0, this.slotSize(this.fd(fd).slot) - HEADER);
   }
 
   close(fd: number): void {
-    this.drain();
     const f = this.fds.get(fd);
+    this.drainFor(f?.slot);
     if (f?.writer) f.slot.writers--;
     this.fds.delete(fd);
   }
@@ -668,8 +677,8 @@ export class OpfsPool implements StorageHost {
    * memory: the file's handle is closed and the slot parked (an export's zip, handed over
    * just before the pool is released). It stays readable while the file is unchanged. */
   async blob(path: string): Promise<Blob> {
-    this.drain();
     const slot = this.slot(path);
+    this.drainFor(slot);
     if (slot.writers > 0) throw hostError('EBUSY', `${path} is still being written`);
     if (slot.handle) {
       const handle = slot.handle;
@@ -694,7 +703,7 @@ export class OpfsPool implements StorageHost {
   }
 
   fileSize(path: string): number {
-    this.drain();
+    this.drainFor(this.byPath.get(normalize(path)));
     return Math.max(0, this.slotSize(this.slot(path)) - HEADER);
   }
 
@@ -706,17 +715,18 @@ export class OpfsPool implements StorageHost {
   }
 
   remove(path: string): void {
-    this.drain();
     const p = normalize(path);
+    this.drainFor(this.byPath.get(p));
     const s = this.slot(p);
     this.byPath.delete(p);
     this.free(s);
   }
 
   rename(from: string, to: string): void {
-    this.drain();
     const f = normalize(from);
     const t = normalize(to);
+    this.drainFor(this.byPath.get(f));
+    this.drainFor(this.byPath.get(t));
     const s = this.slot(f);
     const old = this.byPath.get(t);
     this.writeHeader(s, t, ++this.gen);

@@ -189,9 +189,10 @@ async function exportFiles(kind: StorageKind, location: string, to: FileSystemDi
   return { files: names.length, bytes };
 }
 
-/** Operations that may run at once, without the queue: synchronous engine calls on an open
- * database (open, close and the storage-level operations always queue). */
-const DIRECT = new Set(['get', 'getMany', 'put', 'del', 'write', 'nextv', 'seek', 'closeIterator', 'snapshot', 'releaseSnapshot', 'properties']);
+/** Operations that may run at once, without the queue: synchronous engine calls whose first
+ * argument is an open database's handle (its lease says whether the storage needs a step).
+ * Open, close, storage-level and iterator operations (their handle is the cursor's) queue. */
+const DIRECT = new Set(['get', 'getMany', 'put', 'del', 'write', 'snapshot', 'releaseSnapshot', 'properties']);
 
 export class WorkerEngine {
   private queue: Promise<unknown> = Promise.resolve();
