@@ -88,6 +88,10 @@ export interface Properties {
   memtableBytes: number;
   compactions: number;
   flushes: number;
+  /** Write groups committed since the open: one log record each. Puts and dels that crossed
+   * to the engine's worker in one message share one (group commit), so writes / groups is
+   * the fan-in. */
+  writeGroups: number;
   /** Snapshots taken and not yet released (by this handle, or by other tabs through a
    * shared database's leader). */
   snapshots: number;

@@ -161,7 +161,8 @@ export class OpfsPool implements StorageHost {
       const e = this.behindError as { message?: string; name?: string; code?: string };
       // An exhausted quota stays a NoSpace error (Chromium's QuotaExceededError, Firefox's ENOSPC).
       const code = e?.code === 'ENOSPC' || e?.name === 'QuotaExceededError' ? 'ENOSPC' : 'EIO';
-      throw hostError(code, `an earlier write to the log, already acknowledged (durability 'relaxed'), failed: ${e?.message ?? String(e)}`);
+      const what = e?.message !== undefined ? `${e.message}${e.name && !e.message.includes(e.name) ? ` (${e.name})` : ''}` : String(e);
+      throw hostError(code, `an earlier write to the log, already acknowledged (durability 'relaxed'), failed: ${what}`);
     }
     const b = this.behind;
     if (!b) return;
@@ -470,7 +471,9 @@ export class OpfsPool implements StorageHost {
   prepared(): boolean {
     return (
       this.closed ||
-      (this.pendingDeletes.length === 0 &&
+      // A failed gathered write: the call goes through prepare, which throws it.
+      (this.behindError === undefined &&
+        this.pendingDeletes.length === 0 &&
         this.spares.length >= SPARES_LOW &&
         this.spares.length <= SPARES_HIGH &&
         this.handles.size + 2 <= this.maxHandles)
@@ -646,6 +649,9 @@ export class OpfsPool implements StorageHost {
   write(fd: number, data: Uint8Array): void {
     const f = this.fd(fd);
     if (this.relaxed && f.slot.path.endsWith('.log') && data.length > 0) {
+      // After a gathered write failed, gathering more would acknowledge a write that can never
+      // reach the file (the log would have a gap): fail it with the first failure.
+      if (this.behindError !== undefined) this.drain();
       this.handleOf(f.slot);
       this.gather(f.slot, HEADER + f.pos, data);
     } else {

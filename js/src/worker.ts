@@ -3,6 +3,10 @@
 // calls a page made in one turn of its event loop, browser.ts); requests run one at a time in
 // arrival order, and a batch is answered with one message `{batch: [reply, …]}` once all of
 // its requests ran. Byte results are transferred, not copied. Errors travel as `{code, message}`.
+// Consecutive puts and dels of a batch on one database, with one sync flag, are written as one
+// write batch (LevelDB's group commit: one log record, so over OPFS one storage write, for the
+// calls that crossed together); each of them gets that write's outcome, as LevelDB's writers of
+// one group do. A group holds at most GROUP_BYTES of packed operations (LevelDB caps at 1 MiB).
 
 import { toErrorShape } from './errors.js';
 import { WorkerEngine } from './worker-engine.js';
@@ -40,12 +44,76 @@ async function answer(req: Request, transfer: Transferable[]): Promise<Reply> {
   }
 }
 
+const GROUP_BYTES = 1 << 20;
+
+/** The packed form (codec.ts packOps) of a put `[h, key, value, sync]` or del `[h, key, sync]`,
+ * or undefined when the request is not one (another op, or arguments of other types: those run
+ * alone and fail alone). */
+function packedWrite(req: Request): { h: number; sync: boolean; bytes: number; parts: Uint8Array[] } | undefined {
+  const a = req.args;
+  if (req.op === 'put' && a.length === 4 && typeof a[0] === 'number' && a[1] instanceof Uint8Array && a[2] instanceof Uint8Array && typeof a[3] === 'boolean') {
+    const head = new Uint8Array(5);
+    const view = new DataView(head.buffer);
+    head[0] = 1;
+    view.setUint32(1, a[1].length, true);
+    const vlen = new Uint8Array(4);
+    new DataView(vlen.buffer).setUint32(0, a[2].length, true);
+    return { h: a[0], sync: a[3], bytes: 9 + a[1].length + a[2].length, parts: [head, a[1], vlen, a[2]] };
+  }
+  if (req.op === 'del' && a.length === 3 && typeof a[0] === 'number' && a[1] instanceof Uint8Array && typeof a[2] === 'boolean') {
+    const head = new Uint8Array(5);
+    new DataView(head.buffer).setUint32(1, a[1].length, true);
+    return { h: a[0], sync: a[2], bytes: 5 + a[1].length, parts: [head, a[1]] };
+  }
+  return undefined;
+}
+
+/** Runs a batch's requests in order, consecutive writes to one database as one group. */
+function answerAll(batch: Request[], transfer: Transferable[]): Promise<Reply[]> {
+  const replies: Array<Promise<Reply> | Promise<Reply[]>> = [];
+  let i = 0;
+  while (i < batch.length) {
+    const first = packedWrite(batch[i]!);
+    let j = i + 1;
+    if (first) {
+      let bytes = first.bytes;
+      const parts = [...first.parts];
+      for (; j < batch.length; j++) {
+        const w = packedWrite(batch[j]!);
+        if (!w || w.h !== first.h || w.sync !== first.sync || bytes + w.bytes > GROUP_BYTES) break;
+        bytes += w.bytes;
+        parts.push(...w.parts);
+      }
+      if (j - i > 1) {
+        const ops = new Uint8Array(bytes);
+        let pos = 0;
+        for (const p of parts) {
+          ops.set(p, pos);
+          pos += p.length;
+        }
+        const ids = batch.slice(i, j).map((r) => r.id);
+        replies.push(
+          runner.run('write', [first.h, ops, first.sync]).then(
+            () => ids.map((id) => ({ id, ok: true, value: undefined })),
+            (e: unknown) => ids.map((id) => ({ id, ok: false, error: toErrorShape(e) })),
+          ),
+        );
+        i = j;
+        continue;
+      }
+    }
+    replies.push(answer(batch[i]!, transfer));
+    i++;
+  }
+  return Promise.all(replies).then((rs) => rs.flat());
+}
+
 scope.onmessage = (ev) => {
   const msg = ev.data;
   const transfer: Transferable[] = [];
   if ('batch' in msg) {
-    // Every request is queued now, in order; the replies go back together.
-    void Promise.all(msg.batch.map((r) => answer(r, transfer))).then((batch) => scope.postMessage({ batch }, transfer));
+    // Every request (or group of writes) is queued now, in order; the replies go back together.
+    void answerAll(msg.batch, transfer).then((batch) => scope.postMessage({ batch }, transfer));
   } else {
     void answer(msg, transfer).then((reply) => scope.postMessage(reply, transfer));
   }

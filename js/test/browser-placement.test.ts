@@ -70,13 +70,21 @@ describe('engine placement', () => {
       placement: 'worker',
       putMessages: 1,
       getMessages: 1,
+      putGroups: 1,
       bad: 0,
       settled: [null, 'LEVEL_INVALID_ARGUMENT', '1', null, null],
+      mixedGroups: 3,
+      mixedGet: 'b',
+      readBack: ['a', 'e', 'c', 'd', null],
     });
     expect(await run('inlineOnMainThread')).toBe('LEVEL_INVALID_ARGUMENT');
-    const rates = await run<{ count: number; awaited: number; inflight64: number }>('rates', 20_000);
-    console.log(`main thread over OPFS, 20,000 puts of 100 B: awaited ${rates.awaited}/s, 64 in flight ${rates.inflight64}/s`);
+    const rates = await run<{ count: number; awaited: number; inflight64: number; groups64: number }>('rates', 20_000);
+    console.log(`main thread over OPFS, 20,000 puts of 100 B: awaited ${rates.awaited}/s, 64 in flight ${rates.inflight64}/s in ${rates.groups64} write groups`);
     expect(rates.count).toBe(20_000);
+    // 64 lanes: at most 64 puts per message, so at least 20,000 / 64 groups; grouped, so far
+    // fewer than one per put.
+    expect(rates.groups64).toBeGreaterThanOrEqual(Math.ceil(20_000 / 64));
+    expect(rates.groups64).toBeLessThan(20_000 / 8);
   });
 
   test('from a dedicated worker: the engine runs there', async () => {

@@ -268,6 +268,9 @@ struct State {
     /// Compactions and flushes done, for properties.
     compactions: u64,
     flushes: u64,
+    /// Write groups committed since the open (one log record each when the log is on): the
+    /// leader's batch with the writers it took along, so writes / groups is the commit fan-in.
+    write_groups: u64,
 }
 
 pub(crate) struct DbInner {
@@ -331,6 +334,9 @@ pub struct Properties {
     pub memtable_bytes: usize,
     pub compactions: u64,
     pub flushes: u64,
+    /// Write groups committed since the open (LevelDB's group commit: one log record for the
+    /// writers that waited together; the wasm worker groups the puts of one message).
+    pub write_groups: u64,
 }
 
 impl Db {
@@ -425,6 +431,7 @@ impl Db {
             memtable_bytes: st.mem.approximate_memory_usage(),
             compactions: st.compactions,
             flushes: st.flushes,
+            write_groups: st.write_groups,
         }
     }
 

@@ -327,6 +327,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             manual: None,
             compactions: 0,
             flushes: 0,
+            write_groups: 0,
         }),
         bg_cv: Condvar::new(),
         has_imm: AtomicBool::new(false),

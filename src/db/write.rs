@@ -181,6 +181,7 @@ impl DbInner {
         match result {
             Ok(()) => {
                 st.versions.last_sequence = last;
+                st.write_groups += 1;
                 if use_wal {
                     st.last_logged_sequence = last;
                 }

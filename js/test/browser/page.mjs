@@ -352,23 +352,37 @@ window.strataTest = {
 
   /** Synced 4 KiB incompressible puts into OPFS (opened by quotaOpen) until the browser
    * refuses one (the test lowers the origin's quota first); returns how many were acknowledged and the error. */
-  async quotaOpen(storage) {
+  async quotaOpen(storage, durability, writeBufferSize = 64 * 1024) {
     await destroy('quota', { storage });
     window.quotaStorage = storage;
-    window.quotaDb = await open('quota', { writeBufferSize: 64 * 1024, storage });
+    window.quotaDurability = durability;
+    window.quotaDb = await open('quota', { writeBufferSize, storage, ...(durability ? { durability } : {}) });
     return (await navigator.storage.estimate()).usage;
   },
 
-  async quotaFill(max = 20000) {
+  /** `sync` false: unsynced puts (with durability 'relaxed', gathered). After the refusal, a
+   * put and a get of the first key: how each ended (`after`). */
+  async quotaFill(max = 20000, sync = true) {
     const db = window.quotaDb;
     let acked = 0;
     let error;
     for (; acked < max; acked++) {
       try {
-        await db.put(quotaKey(acked), quotaValue(acked), { sync: true });
+        await db.put(quotaKey(acked), quotaValue(acked), { sync });
       } catch (e) {
         error = { code: e.code, kind: e.kind, message: e.message };
         break;
+      }
+    }
+    const after = [];
+    if (error) {
+      for (const f of [() => db.put('after', 'x'), () => db.get(quotaKey(0))]) {
+        try {
+          await f();
+          after.push('ok');
+        } catch (e) {
+          after.push(`${e.code}/${e.kind}`);
+        }
       }
     }
     let closeCode = 'closed';
@@ -377,13 +391,13 @@ window.strataTest = {
     } catch (e) {
       closeCode = e.code;
     }
-    return { acked, error, closeCode };
+    return { acked, error, after, closeCode };
   },
 
   /** Reopens the quota database: every acknowledged put is there with its bytes. `readOnly`
    * where the quota is still exhausted (a writable open flushes the log into a table). */
   async quotaCheck(acked, readOnly = false) {
-    const db = await open('quota', { readOnly, storage: window.quotaStorage });
+    const db = await open('quota', { readOnly, storage: window.quotaStorage, ...(window.quotaDurability ? { durability: window.quotaDurability } : {}) });
     let entries = 0;
     let mismatches = 0;
     for await (const [k, v] of db.iterator()) {
@@ -393,10 +407,19 @@ window.strataTest = {
       entries++;
     }
     let present = 0;
-    for (let i = 0; i < acked; i++) if ((await db.get(quotaKey(i))) !== undefined) present++;
+    // The longest run of acknowledged keys present from the first: equal to `present` when
+    // what is missing is a tail (no hole).
+    let prefix = 0;
+    for (let i = 0; i < acked; i++) {
+      if ((await db.get(quotaKey(i))) !== undefined) {
+        present++;
+        if (prefix === i) prefix++;
+      }
+    }
+    const after = await db.get('after');
     await db.close();
     await destroy('quota', { storage: window.quotaStorage });
-    return { entries, present, mismatches };
+    return { entries, present, prefix, mismatches, after: after === undefined ? null : 'present' };
   },
 
   /** With the quota nearly exhausted (after quotaFill): fills the rest with a plain file but

@@ -29,11 +29,15 @@ window.strataTest = {
   /** 1,000 puts issued in one turn, then 1,000 gets: messages sent for each burst. */
   async coalesce() {
     const db = await open('coalesce', { storage: 'mem' });
+    const g0 = (await db.properties()).writeGroups;
     const m0 = engineInfo().messages;
     await Promise.all(Array.from({ length: 1000 }, (_, i) => db.put(key(i), `v${i}`)));
     const m1 = engineInfo().messages;
     const values = await Promise.all(Array.from({ length: 1000 }, (_, i) => db.get(key(i))));
     const m2 = engineInfo().messages;
+    // The burst of puts crossed in one message and was committed as one write group (one log
+    // record).
+    const putGroups = (await db.properties()).writeGroups - g0;
     const bad = values.filter((v, i) => dec.decode(v) !== `v${i}`).length;
     // A turn with a call the engine refuses (a released snapshot) among good ones: only that
     // call fails.
@@ -47,8 +51,35 @@ window.strataTest = {
       db.get(key(0)),
     ]);
     const settled = results.map((r) => (r.status === 'fulfilled' ? (r.value instanceof Uint8Array ? dec.decode(r.value) : r.value ?? null) : r.reason.code));
+    // Groups end at a change of sync flag and at any other call: put, put, del | synced put |
+    // get | put, put = 3 groups for 6 writes, each read back as written.
+    const g1 = (await db.properties()).writeGroups;
+    const mixed = await Promise.all([
+      db.put('m1', 'a'),
+      db.put('m2', 'b'),
+      db.del(key(1)),
+      db.put('m3', 'c', { sync: true }),
+      db.get('m2'),
+      db.put('m4', 'd'),
+      db.put('m2', 'e'),
+    ]);
+    const mixedGroups = (await db.properties()).writeGroups - g1;
+    const readBack = await Promise.all(['m1', 'm2', 'm3', 'm4', key(1)].map(async (k) => {
+      const v = await db.get(k);
+      return v === undefined ? null : dec.decode(v);
+    }));
     await db.close();
-    return { placement: engineInfo().placement, putMessages: m1 - m0, getMessages: m2 - m1, bad, settled };
+    return {
+      placement: engineInfo().placement,
+      putMessages: m1 - m0,
+      getMessages: m2 - m1,
+      putGroups,
+      bad,
+      settled,
+      mixedGroups,
+      mixedGet: dec.decode(mixed[4]),
+      readBack,
+    };
   },
 
   /** Puts from the main thread: awaited one by one, and 64 in flight (rates, for the note). */
@@ -60,6 +91,7 @@ window.strataTest = {
     for (let i = 0; i < n; i++) await db.put(key(i), v);
     const awaited = n / ((performance.now() - t) / 1000);
     let next = 0;
+    const g0 = (await db.properties()).writeGroups;
     t = performance.now();
     await Promise.all(
       Array.from({ length: 64 }, async () => {
@@ -67,10 +99,11 @@ window.strataTest = {
       }),
     );
     const inflight64 = n / ((performance.now() - t) / 1000);
+    const groups64 = (await db.properties()).writeGroups - g0;
     let count = 0;
     for await (const _ of db.iterator()) count++;
     await db.close();
-    return { count, awaited: Math.round(awaited), inflight64: Math.round(inflight64) };
+    return { count, awaited: Math.round(awaited), inflight64: Math.round(inflight64), groups64 };
   },
 
   /** The page opens, through the package's worker, what the inline worker wrote. */
