@@ -9,7 +9,15 @@
 // bench/results/browser-<UTC date>.json and .md (ops/s per workload per engine, ratio).
 //
 //   node bench/browser.mjs [--entries 20000] [--value-size 100] [--batch-size 100]
-//                          [--world amulet_1_18_vanilla | --no-world]
+//                          [--world amulet_1_18_vanilla | --world-dir DIR | --no-world]
+//                          [--workloads fillseq,…,scan,scan-workers] [--engines strata-opfs,…]
+// --world-dir: any world or LevelDB folder (e.g. bench/scan.sh's 1 GB world in
+// ~/.cache/strata/bedrock-1g). With a world, the same folder is also scanned by strata-level in
+// Node (bench/node/scan.mjs, default decode workers, best of 2) in the same run, and the report
+// gives the browser's scan throughput as a share of Node's.
+// --profile DIR keeps Chromium's profile there (made if missing) instead of a fresh temporary
+// one, and serves on a fixed port (--port, default 47813: the same origin every run): a world
+// the viewer already copied into that profile's OPFS is used as it is.
 // Env: STRATA_CHROMIUM (default /usr/bin/chromium), STRATA_WORLDS (default ../shared/worlds).
 
 import { execFileSync } from 'node:child_process';
@@ -33,7 +41,9 @@ const opt = (name, dflt) => {
 const entries = Number(opt('entries', '20000'));
 const valueSize = Number(opt('value-size', '100'));
 const batchSize = Number(opt('batch-size', '100'));
-const worldName = args.includes('--no-world') ? undefined : opt('world', 'amulet_1_18_vanilla');
+const worldDirArg = opt('world-dir', undefined);
+const keptProfileArg = opt('profile', undefined);
+const worldName = args.includes('--no-world') ? undefined : worldDirArg ? path.basename(path.resolve(worldDirArg)) : opt('world', 'amulet_1_18_vanilla');
 // Debian's Chromium; on macOS the installed Google Chrome or Chromium app.
 const CHROMIUM =
   process.env.STRATA_CHROMIUM ??
@@ -47,14 +57,34 @@ const worldsDir = process.env.STRATA_WORLDS ?? path.resolve(repo, '../shared/wor
 // worker, a message per call (what a page's main thread gets); strata-opfs-hop-64: the same with
 // 64 calls in flight (a message per turn); strata-idb: the engine in the
 // benchmark's worker over the IndexedDB store (the fallback without OPFS sync access handles).
-const ENGINES = ['strata-opfs', 'indexeddb', 'strata-opfs-relaxed', 'strata-opfs-hop', 'strata-opfs-hop-64', 'strata-idb'];
-const WORKLOADS = ['fillseq', 'readseq', 'fillrandom', 'readrandom', 'batch', ...(worldName ? ['scan', 'scan-workers'] : [])];
-const WORLD_WORKLOADS = ['scan', 'scan-workers'];
+const pick = (all, name) => {
+  const want = opt(name, undefined)?.split(',');
+  if (!want) return all;
+  const bad = want.filter((w) => !all.includes(w));
+  if (bad.length) throw new Error(`--${name}: unknown ${bad.join(', ')} (known: ${all.join(', ')})`);
+  return all.filter((w) => want.includes(w));
+};
+const ENGINES = pick(['strata-opfs', 'indexeddb', 'strata-opfs-relaxed', 'strata-opfs-hop', 'strata-opfs-hop-64', 'strata-idb'], 'engines');
+const WORLD_WORKLOADS = ['scan', 'scan-workers'].filter(() => worldName);
+const WORKLOADS = pick(['fillseq', 'readseq', 'fillrandom', 'readrandom', 'batch', ...WORLD_WORKLOADS], 'workloads');
 
 execFileSync('bash', [path.join(repo, 'scripts/build-www.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
+const worldDir = worldName ? (worldDirArg ? path.resolve(worldDirArg) : path.join(worldsDir, worldName)) : undefined;
+// The same world scanned by strata-level in Node, best of 2 (the reference for the browser's scan).
+let nodeScan = null;
+if (worldDir && WORKLOADS.some((w) => WORLD_WORKLOADS.includes(w))) {
+  const runs = [0, 1].map(() => JSON.parse(execFileSync('node', [path.join(repo, 'bench/node/scan.mjs'), path.join(worldDir, fs.existsSync(path.join(worldDir, 'db')) ? 'db' : '')], { encoding: 'utf8' }).trim().split('\n').pop()));
+  // The scan alone (the page times a scan of a world already open, as here).
+  for (const r of runs) r.scan_seconds = +(r.seconds - r.open_seconds).toFixed(4);
+  nodeScan = runs.reduce((a, b) => (b.scan_seconds < a.scan_seconds ? b : a));
+  console.log(`== Node (strata-level, default decode workers): ${nodeScan.entries} entries scanned in ${nodeScan.scan_seconds} s (best of 2: ${runs.map((r) => r.scan_seconds).join(', ')})`);
+}
 const browserVersion = execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-const { server, origin } = await serveDir(path.join(repo, 'www/dist'), 0);
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-bench-chromium-'));
+// A kept profile needs the same origin every run (OPFS and the viewer's list are per origin).
+const { server, origin } = await serveDir(path.join(repo, 'www/dist'), Number(opt('port', keptProfileArg ? '47813' : '0')));
+const keptProfile = keptProfileArg;
+if (keptProfile) fs.mkdirSync(keptProfile, { recursive: true });
+const profile = keptProfile ? path.resolve(keptProfile) : fs.mkdtempSync(path.join(os.tmpdir(), 'strata-bench-chromium-'));
 const context = await chromium.launchPersistentContext(profile, {
   executablePath: CHROMIUM,
   headless: true,
@@ -67,10 +97,19 @@ try {
   page.on('pageerror', (e) => console.error('page error:', e));
   let world;
   if (worldName) {
-    // The viewer's "copy into browser storage (OPFS)", as a player would do it.
-    const dir = path.join(worldsDir, worldName);
     await page.goto(`${origin}/`);
     await page.waitForFunction(() => document.body.dataset.state === 'ready');
+    const kept = keptProfile
+      ? await page.$$eval('#imported-list li', (lis, name) => lis.find((li) => (li.textContent ?? '').startsWith(`${name} —`))?.dataset.location, worldName)
+      : undefined;
+    if (kept) {
+      world = { name: worldName, location: kept, entries: null, importAndOpenSeconds: null };
+      console.log(`== ${worldName}: already in the kept profile's OPFS as ${kept}`);
+    }
+  }
+  if (worldName && !world) {
+    // The viewer's "copy into browser storage (OPFS)", as a player would do it.
+    const dir = worldDir;
     await page.check('#import-opfs');
     await page.evaluate(() => (document.body.dataset.state = 'idle'));
     const t0 = performance.now();
@@ -99,17 +138,19 @@ try {
   const rows = pageJson.rows;
   const ops = (w, e) => rows.find((r) => r.workload === w && r.engine === e)?.opsPerSec;
   for (const w of WORKLOADS) {
-    for (const e of WORLD_WORKLOADS.includes(w) ? ['strata-opfs'] : ENGINES) {
+    for (const e of WORLD_WORKLOADS.includes(w) ? ENGINES.filter((x) => x === 'strata-opfs') : ENGINES) {
       if (!table.some((r) => r.workload === w && r.engine === e) || ops(w, e) === undefined) throw new Error(`no result for ${w} on ${e}`);
     }
   }
   if (world) {
     // The scan read the whole imported world: its entry count equals MANIFEST.tsv's.
-    const tsv = fs.readFileSync(path.join(worldsDir, 'MANIFEST.tsv'), 'utf8').trim().split('\n').map((l) => l.split('\t'));
-    const want = Number(tsv.find((f) => f[tsv[0].indexOf('name')] === world.name)?.[tsv[0].indexOf('entries')]);
-    for (const w of WORLD_WORKLOADS) {
+    // (A folder outside the shared worlds: Node's scan of it is the reference.)
+    const manifest = path.join(worldsDir, 'MANIFEST.tsv');
+    const tsv = !worldDirArg && fs.existsSync(manifest) ? fs.readFileSync(manifest, 'utf8').trim().split('\n').map((l) => l.split('\t')) : undefined;
+    const want = tsv ? Number(tsv.find((f) => f[tsv[0].indexOf('name')] === world.name)?.[tsv[0].indexOf('entries')]) : nodeScan?.entries;
+    for (const w of WORLD_WORKLOADS.filter((x) => WORKLOADS.includes(x))) {
       const got = rows.find((r) => r.workload === w).ops;
-      if (got !== want || world.entries !== want) throw new Error(`${w} of ${world.name}: ${got} entries (viewer ${world.entries}), MANIFEST.tsv says ${want}`);
+      if (got !== want || (world.entries !== null && world.entries !== want)) throw new Error(`${w} of ${world.name}: ${got} entries (viewer ${world.entries}), MANIFEST.tsv says ${want}`);
     }
   }
   const summary = WORKLOADS.map((w) => {
@@ -131,6 +172,7 @@ try {
     url,
     config: pageJson.config,
     world: world ?? null,
+    nodeScan,
     summary,
     rows,
     table,
@@ -145,7 +187,13 @@ try {
     '',
     `${browserVersion}, headless (playwright-core), ${pageJson.env.hardwareConcurrency} hardware threads; ${out.host.cpus}. `,
     `${entries.toLocaleString('en')} entries, ${valueSize}-byte values, batches of ${batchSize}; each engine in a fresh worker; one run.`,
-    world ? `scan: ${world.name} (${world.entries.toLocaleString('en')} entries) copied into OPFS by the viewer; Strata only (IndexedDB has no such world).` : '',
+    world ? `scan: ${world.name} (${(world.entries ?? nodeScan?.entries ?? 0).toLocaleString('en')} entries) copied into OPFS by the viewer; Strata only (IndexedDB has no such world).` : '',
+    ...(nodeScan
+      ? WORLD_WORKLOADS.filter((w) => ops(w, 'strata-opfs') !== undefined).map((w) => {
+          const nodeRate = nodeScan.entries / nodeScan.scan_seconds;
+          return `${w} in Chromium: ${fmt(ops(w, 'strata-opfs'))} entries/s; the same folder in Node (strata-level, default decode workers, the scan of the open world, best of 2 processes): ${fmt(nodeRate)} entries/s (${nodeScan.scan_seconds} s): Chromium at ${fmt((100 * ops(w, 'strata-opfs')) / nodeRate, 1)}% of Node. `;
+        })
+      : []),
     '',
     '| workload | Strata (OPFS, engine in the caller\'s worker) ops/s | Strata (OPFS, in the caller\'s worker, durability relaxed) ops/s | Strata (OPFS, a message per call) ops/s | Strata (OPFS, 64 calls in flight, a message per turn) ops/s | Strata (IndexedDB store, in the caller\'s worker) ops/s | IndexedDB (browser-level) ops/s | ratio Strata OPFS / IndexedDB | ratio Strata IndexedDB store / IndexedDB |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -160,5 +208,5 @@ try {
 } finally {
   await context.close();
   server.close();
-  fs.rmSync(profile, { recursive: true, force: true });
+  if (!keptProfile) fs.rmSync(profile, { recursive: true, force: true });
 }
