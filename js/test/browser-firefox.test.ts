@@ -275,8 +275,12 @@ describe.skipIf(!haveFirefox)('the package in Firefox', () => {
         placement: 'worker',
         putMessages: 1,
         getMessages: 1,
+        putGroups: 1,
         bad: 0,
         settled: [null, 'LEVEL_INVALID_ARGUMENT', '1', null, null],
+        mixedGroups: 3,
+        mixedGet: 'b',
+        readBack: ['a', 'e', 'c', 'd', null],
       });
       expect(await run(p, 'inWorker', 'placement')).toEqual({ auto: 'inline', forced: 'worker' });
       expect(await run(p, 'inWorker', 'conformance')).toBe(27);
