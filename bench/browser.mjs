@@ -17,7 +17,8 @@
 // gives the browser's scan throughput as a share of Node's.
 // --profile DIR keeps Chromium's profile there (made if missing) instead of a fresh temporary
 // one, and serves on a fixed port (--port, default 47813: the same origin every run): a world
-// the viewer already copied into that profile's OPFS is used as it is.
+// the viewer already copied into that profile's OPFS is used as it is (found by the folder's
+// name: a different folder of the same name needs another profile).
 // Env: STRATA_CHROMIUM (default /usr/bin/chromium), STRATA_WORLDS (default ../shared/worlds).
 
 import { execFileSync } from 'node:child_process';
@@ -67,12 +68,15 @@ const pick = (all, name) => {
 const ENGINES = pick(['strata-opfs', 'indexeddb', 'strata-opfs-relaxed', 'strata-opfs-hop', 'strata-opfs-hop-64', 'strata-idb'], 'engines');
 const WORLD_WORKLOADS = ['scan', 'scan-workers'].filter(() => worldName);
 const WORKLOADS = pick(['fillseq', 'readseq', 'fillrandom', 'readrandom', 'batch', ...WORLD_WORKLOADS], 'workloads');
+// The world is copied and scanned only for the scan workloads, which run on strata-opfs alone.
+const scanning = WORKLOADS.some((w) => WORLD_WORKLOADS.includes(w));
+if (scanning && !ENGINES.includes('strata-opfs')) throw new Error('the scan workloads run on strata-opfs: add it to --engines');
 
 execFileSync('bash', [path.join(repo, 'scripts/build-www.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
 const worldDir = worldName ? (worldDirArg ? path.resolve(worldDirArg) : path.join(worldsDir, worldName)) : undefined;
 // The same world scanned by strata-level in Node, best of 2 (the reference for the browser's scan).
 let nodeScan = null;
-if (worldDir && WORKLOADS.some((w) => WORLD_WORKLOADS.includes(w))) {
+if (worldDir && scanning) {
   const runs = [0, 1].map(() => JSON.parse(execFileSync('node', [path.join(repo, 'bench/node/scan.mjs'), path.join(worldDir, fs.existsSync(path.join(worldDir, 'db')) ? 'db' : '')], { encoding: 'utf8' }).trim().split('\n').pop()));
   // The scan alone (the page times a scan of a world already open, as here).
   for (const r of runs) r.scan_seconds = +(r.seconds - r.open_seconds).toFixed(4);
@@ -96,7 +100,7 @@ try {
   const page = await context.newPage();
   page.on('pageerror', (e) => console.error('page error:', e));
   let world;
-  if (worldName) {
+  if (worldName && scanning) {
     await page.goto(`${origin}/`);
     await page.waitForFunction(() => document.body.dataset.state === 'ready');
     const kept = keptProfile
@@ -107,7 +111,7 @@ try {
       console.log(`== ${worldName}: already in the kept profile's OPFS as ${kept}`);
     }
   }
-  if (worldName && !world) {
+  if (worldName && scanning && !world) {
     // The viewer's "copy into browser storage (OPFS)", as a player would do it.
     const dir = worldDir;
     await page.check('#import-opfs');
@@ -150,7 +154,7 @@ try {
     const want = tsv ? Number(tsv.find((f) => f[tsv[0].indexOf('name')] === world.name)?.[tsv[0].indexOf('entries')]) : nodeScan?.entries;
     for (const w of WORLD_WORKLOADS.filter((x) => WORKLOADS.includes(x))) {
       const got = rows.find((r) => r.workload === w).ops;
-      if (got !== want || (world.entries !== null && world.entries !== want)) throw new Error(`${w} of ${world.name}: ${got} entries (viewer ${world.entries}), MANIFEST.tsv says ${want}`);
+      if (got !== want || (world.entries !== null && world.entries !== want)) throw new Error(`${w} of ${world.name}: ${got} entries (viewer ${world.entries}), ${tsv ? 'MANIFEST.tsv' : "Node's scan"} says ${want}`);
     }
   }
   const summary = WORKLOADS.map((w) => {
@@ -160,7 +164,7 @@ try {
     const h = ops(w, 'strata-opfs-hop');
     const h64 = ops(w, 'strata-opfs-hop-64');
     const d = ops(w, 'strata-idb');
-    return { workload: w, strataOpsPerSec: s, strataRelaxedOpsPerSec: r ?? null, strataHopOpsPerSec: h ?? null, strataHop64OpsPerSec: h64 ?? null, strataIdbOpsPerSec: d ?? null, indexeddbOpsPerSec: i ?? null, ratio: i ? s / i : null, idbRatio: i && d ? d / i : null };
+    return { workload: w, strataOpsPerSec: s, strataRelaxedOpsPerSec: r ?? null, strataHopOpsPerSec: h ?? null, strataHop64OpsPerSec: h64 ?? null, strataIdbOpsPerSec: d ?? null, indexeddbOpsPerSec: i ?? null, ratio: i && s ? s / i : null, idbRatio: i && d ? d / i : null };
   });
   const date = new Date().toISOString().slice(0, 10);
   const out = {
@@ -191,7 +195,8 @@ try {
     ...(nodeScan
       ? WORLD_WORKLOADS.filter((w) => ops(w, 'strata-opfs') !== undefined).map((w) => {
           const nodeRate = nodeScan.entries / nodeScan.scan_seconds;
-          return `${w} in Chromium: ${fmt(ops(w, 'strata-opfs'))} entries/s; the same folder in Node (strata-level, default decode workers, the scan of the open world, best of 2 processes): ${fmt(nodeRate)} entries/s (${nodeScan.scan_seconds} s): Chromium at ${fmt((100 * ops(w, 'strata-opfs')) / nodeRate, 1)}% of Node. `;
+          const mode = w === 'scan' ? 'without decode workers' : 'with its default decode workers';
+          return `${w} in Chromium (${mode}): ${fmt(ops(w, 'strata-opfs'))} entries/s; the same folder in Node (strata-level, default decode workers, the scan of the open world, best of 2 processes): ${fmt(nodeRate)} entries/s (${nodeScan.scan_seconds} s): Chromium at ${fmt((100 * ops(w, 'strata-opfs')) / nodeRate, 1)}% of Node. `;
         })
       : []),
     '',

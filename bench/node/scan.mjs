@@ -1,5 +1,5 @@
-// The scan workload (DESIGN.md §2) through the npm package in Node: the wasm engine, one
-// thread, files through node:fs, opened read-only in place. Prints one JSON line:
+// The scan workload (DESIGN.md §2) through the npm package in Node: the wasm engine (with its
+// default decode workers, cores - 1), files through node:fs, opened read-only in place. Prints one JSON line:
 //   {"entries":..,"key_bytes":..,"value_bytes":..,"crc32c":..,"seconds":..,"open_seconds":..}
 // "seconds" covers open + scan (the wasm module is compiled before the clock starts).
 //   node bench/node/scan.mjs DB_DIR

@@ -51,6 +51,7 @@ const GROUP_BYTES = 1 << 20;
  * alone and fail alone). */
 function packedWrite(req: Request): { h: number; sync: boolean; bytes: number; parts: Uint8Array[] } | undefined {
   const a = req.args;
+  if (!Array.isArray(a)) return undefined;
   if (req.op === 'put' && a.length === 4 && typeof a[0] === 'number' && a[1] instanceof Uint8Array && a[2] instanceof Uint8Array && typeof a[3] === 'boolean') {
     const head = new Uint8Array(5);
     const view = new DataView(head.buffer);
