@@ -43,7 +43,7 @@ const entries = Number(opt('entries', '20000'));
 const valueSize = Number(opt('value-size', '100'));
 const batchSize = Number(opt('batch-size', '100'));
 const worldDirArg = opt('world-dir', undefined);
-const keptProfileArg = opt('profile', undefined);
+const keptProfile = opt('profile', undefined);
 const worldName = args.includes('--no-world') ? undefined : worldDirArg ? path.basename(path.resolve(worldDirArg)) : opt('world', 'amulet_1_18_vanilla');
 // Debian's Chromium; on macOS the installed Google Chrome or Chromium app.
 const CHROMIUM =
@@ -85,8 +85,7 @@ if (worldDir && scanning) {
 }
 const browserVersion = execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
 // A kept profile needs the same origin every run (OPFS and the viewer's list are per origin).
-const { server, origin } = await serveDir(path.join(repo, 'www/dist'), Number(opt('port', keptProfileArg ? '47813' : '0')));
-const keptProfile = keptProfileArg;
+const { server, origin } = await serveDir(path.join(repo, 'www/dist'), Number(opt('port', keptProfile ? '47813' : '0')));
 if (keptProfile) fs.mkdirSync(keptProfile, { recursive: true });
 const profile = keptProfile ? path.resolve(keptProfile) : fs.mkdtempSync(path.join(os.tmpdir(), 'strata-bench-chromium-'));
 const context = await chromium.launchPersistentContext(profile, {
@@ -142,7 +141,7 @@ try {
   const rows = pageJson.rows;
   const ops = (w, e) => rows.find((r) => r.workload === w && r.engine === e)?.opsPerSec;
   for (const w of WORKLOADS) {
-    for (const e of WORLD_WORKLOADS.includes(w) ? ENGINES.filter((x) => x === 'strata-opfs') : ENGINES) {
+    for (const e of WORLD_WORKLOADS.includes(w) ? ['strata-opfs'] : ENGINES) {
       if (!table.some((r) => r.workload === w && r.engine === e) || ops(w, e) === undefined) throw new Error(`no result for ${w} on ${e}`);
     }
   }

@@ -194,6 +194,9 @@ export class OpfsPool implements StorageHost {
 
   /** Gathers a log append (durability `relaxed`); written by `drain`. */
   private gather(slot: Slot, at: number, data: Uint8Array): void {
+    // After a gathered write failed, gathering more would acknowledge a write that can never
+    // reach the file (the log would have a gap): fail it with the first failure.
+    if (this.behindError !== undefined) this.drain();
     let b = this.behind;
     if (b && (b.slot !== slot || b.at + b.bytes !== at)) {
       this.drain();
@@ -649,9 +652,6 @@ export class OpfsPool implements StorageHost {
   write(fd: number, data: Uint8Array): void {
     const f = this.fd(fd);
     if (this.relaxed && f.slot.path.endsWith('.log') && data.length > 0) {
-      // After a gathered write failed, gathering more would acknowledge a write that can never
-      // reach the file (the log would have a gap): fail it with the first failure.
-      if (this.behindError !== undefined) this.drain();
       this.handleOf(f.slot);
       this.gather(f.slot, HEADER + f.pos, data);
     } else {

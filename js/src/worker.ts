@@ -8,6 +8,7 @@
 // calls that crossed together); each of them gets that write's outcome, as LevelDB's writers of
 // one group do. A group holds at most GROUP_BYTES of packed operations (LevelDB caps at 1 MiB).
 
+import { packOps } from './codec.js';
 import { toErrorShape } from './errors.js';
 import { WorkerEngine } from './worker-engine.js';
 
@@ -46,25 +47,24 @@ async function answer(req: Request, transfer: Transferable[]): Promise<Reply> {
 
 const GROUP_BYTES = 1 << 20;
 
-/** The packed form (codec.ts packOps) of a put `[h, key, value, sync]` or del `[h, key, sync]`,
- * or undefined when the request is not one (another op, or arguments of other types: those run
- * alone and fail alone). */
-function packedWrite(req: Request): { h: number; sync: boolean; bytes: number; parts: Uint8Array[] } | undefined {
+interface GroupWrite {
+  h: number;
+  sync: boolean;
+  op: { type: 'put' | 'del'; key: Uint8Array; value?: Uint8Array };
+  /** Its size packed (codec.ts packOps). */
+  bytes: number;
+}
+
+/** A put `[h, key, value, sync]` or del `[h, key, sync]` that may join a group, or undefined
+ * (another op, or arguments of other types: those run alone and fail alone). */
+function groupWrite(req: Request): GroupWrite | undefined {
   const a = req.args;
-  if (!Array.isArray(a)) return undefined;
-  if (req.op === 'put' && a.length === 4 && typeof a[0] === 'number' && a[1] instanceof Uint8Array && a[2] instanceof Uint8Array && typeof a[3] === 'boolean') {
-    const head = new Uint8Array(5);
-    const view = new DataView(head.buffer);
-    head[0] = 1;
-    view.setUint32(1, a[1].length, true);
-    const vlen = new Uint8Array(4);
-    new DataView(vlen.buffer).setUint32(0, a[2].length, true);
-    return { h: a[0], sync: a[3], bytes: 9 + a[1].length + a[2].length, parts: [head, a[1], vlen, a[2]] };
+  if (!Array.isArray(a) || typeof a[0] !== 'number' || !(a[1] instanceof Uint8Array)) return undefined;
+  if (req.op === 'put' && a.length === 4 && a[2] instanceof Uint8Array && typeof a[3] === 'boolean') {
+    return { h: a[0], sync: a[3], op: { type: 'put', key: a[1], value: a[2] }, bytes: 9 + a[1].length + a[2].length };
   }
-  if (req.op === 'del' && a.length === 3 && typeof a[0] === 'number' && a[1] instanceof Uint8Array && typeof a[2] === 'boolean') {
-    const head = new Uint8Array(5);
-    new DataView(head.buffer).setUint32(1, a[1].length, true);
-    return { h: a[0], sync: a[2], bytes: 5 + a[1].length, parts: [head, a[1]] };
+  if (req.op === 'del' && a.length === 3 && typeof a[2] === 'boolean') {
+    return { h: a[0], sync: a[2], op: { type: 'del', key: a[1] }, bytes: 5 + a[1].length };
   }
   return undefined;
 }
@@ -74,37 +74,28 @@ function answerAll(batch: Request[], transfer: Transferable[]): Promise<Reply[]>
   const replies: Array<Promise<Reply> | Promise<Reply[]>> = [];
   let i = 0;
   while (i < batch.length) {
-    const first = packedWrite(batch[i]!);
-    let j = i + 1;
-    if (first) {
-      let bytes = first.bytes;
-      const parts = [...first.parts];
-      for (; j < batch.length; j++) {
-        const w = packedWrite(batch[j]!);
-        if (!w || w.h !== first.h || w.sync !== first.sync || bytes + w.bytes > GROUP_BYTES) break;
-        bytes += w.bytes;
-        parts.push(...w.parts);
-      }
-      if (j - i > 1) {
-        const ops = new Uint8Array(bytes);
-        let pos = 0;
-        for (const p of parts) {
-          ops.set(p, pos);
-          pos += p.length;
-        }
-        const ids = batch.slice(i, j).map((r) => r.id);
-        replies.push(
-          runner.run('write', [first.h, ops, first.sync]).then(
-            () => ids.map((id) => ({ id, ok: true, value: undefined })),
-            (e: unknown) => ids.map((id) => ({ id, ok: false, error: toErrorShape(e) })),
-          ),
-        );
-        i = j;
-        continue;
-      }
+    const first = groupWrite(batch[i]!);
+    const group = first ? [first] : [];
+    let bytes = first?.bytes ?? 0;
+    for (let j = i + 1; first && j < batch.length; j++) {
+      const w = groupWrite(batch[j]!);
+      if (!w || w.h !== first.h || w.sync !== first.sync || bytes + w.bytes > GROUP_BYTES) break;
+      group.push(w);
+      bytes += w.bytes;
     }
-    replies.push(answer(batch[i]!, transfer));
-    i++;
+    if (group.length < 2) {
+      replies.push(answer(batch[i]!, transfer));
+      i++;
+      continue;
+    }
+    const ids = batch.slice(i, i + group.length).map((r) => r.id);
+    replies.push(
+      runner.run('write', [first!.h, packOps(group.map((w) => w.op)), first!.sync]).then(
+        () => ids.map((id) => ({ id, ok: true, value: undefined })),
+        (e: unknown) => ids.map((id) => ({ id, ok: false, error: toErrorShape(e) })),
+      ),
+    );
+    i += group.length;
   }
   return Promise.all(replies).then((rs) => rs.flat());
 }
