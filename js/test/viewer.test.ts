@@ -739,9 +739,23 @@ describe('world viewer in Chromium', () => {
         closeUp.push(Date.now() - t0);
       }
       await page.screenshot({ path: path.join(artifacts, 'huge-close-up.png'), fullPage: true });
+      // Mid zoom (1 and 0.5 screen pixels per block: the base's 4 pixels per chunk magnified
+      // 4 and 2 times): every square in view gets its detail tile at 16 and 8 pixels per chunk.
+      type D = { strataViewer: { centerOn(x: number, z: number, zoom: number): void; detail(): { level: number; missing: number; held: number; pixels: number } } };
+      const midZoom: string[] = [];
+      for (const [bx, bz, zoom, level] of [[0, 0, 1, 16], [2000, -1000, 0.5, 8]] as const) {
+        const t0 = Date.now();
+        await page.evaluate(([x, z, k]) => (window as unknown as D).strataViewer.centerOn(x!, z!, k!), [bx, bz, zoom]);
+        expect((await page.evaluate(() => (window as unknown as D).strataViewer.detail())).level).toBe(level);
+        await page.waitForFunction(() => (window as unknown as D).strataViewer.detail().missing === 0, undefined, { timeout: 60_000 });
+        const d = await page.evaluate(() => (window as unknown as D).strataViewer.detail());
+        expect(d.held).toBeGreaterThan(0);
+        midZoom.push(`${level} px/chunk: ${Date.now() - t0} ms, ${d.held} tiles held`);
+      }
+      await page.screenshot({ path: path.join(artifacts, 'huge-mid-zoom.png'), fullPage: true });
       const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
       console.log(
-        `160,000-chunk world in Chromium, ms from the open's start: ${JSON.stringify(times)}; close-up screens ${JSON.stringify(closeUp)} ms; ` +
+        `160,000-chunk world in Chromium, ms from the open's start: ${JSON.stringify(times)}; close-up screens ${JSON.stringify(closeUp)} ms; mid-zoom screens ${JSON.stringify(midZoom)}; ` +
           `PSS peak: page + workers ${mib(peak.renderer)}, all of Chromium ${mib(peak.all)}`,
       );
       if (chromiumPss()) expect(peak.renderer).toBeGreaterThan(0);
@@ -958,7 +972,14 @@ describe('world viewer in Chromium', () => {
     execFileSync(releaseCli, ['put', path.join(dir, 'db'), '0xdc0bffff24f400002c', '0x28']);
     const w = await openWorld(dir);
     const api = await w.map({ dimension: 0, pixelsPerChunk: 1, chunksPerPixel: 64 });
-    const total = (await w.chunks(0)).length;
+    const all = await w.chunks(0);
+    const total = all.length;
+    // Zoomed in on a chunk of the original world (the middle one in key order: the two far
+    // chunks are first and last), its 16 × 16-chunk square is drawn as a detail tile at 2
+    // pixels per chunk: every chunk of it, not one sample per 64 × 64 chunks.
+    const mid = all[all.length >> 1]!;
+    const [rx, rz] = [Math.floor(mid[0] / 16), Math.floor(mid[1] / 16)];
+    const square = await w.map({ dimension: 0, pixelsPerChunk: 2, region: [rx * 16, rz * 16, rx * 16 + 15, rz * 16 + 15] });
     await w.close();
     expect([api.width, api.height, api.chunksPerPixel]).toEqual([1954, 1954, 64]);
     zipDir(dir, path.join(zips, 'far.mcworld'));
@@ -969,6 +990,50 @@ describe('world viewer in Chromium', () => {
       `${api.chunksDrawn} of ${total} chunks drawn (far out, one pixel per 64×64 chunks: zoom in for every chunk). Click a chunk to inspect its records.`,
     );
     expect(await mapPixels()).toBeGreaterThan(0);
+    type V = {
+      strataViewer: {
+        centerOn(x: number, z: number, zoom: number): void;
+        detail(): { level: number; missing: number; held: number };
+        detailPixels(level: number, rx: number, rz: number): { width: number; height: number; rgba: Uint8ClampedArray } | undefined;
+      };
+    };
+    // Fitted, both far chunks are on screen (one base pixel covers 64 × 64 chunks: 1,024 blocks).
+    const size = await page.evaluate(() => [(document.getElementById('map') as HTMLCanvasElement).width, (document.getElementById('map') as HTMLCanvasElement).height]);
+    for (const [x, z] of [[62_500, -62_500], [-62_500, 62_500]]) {
+      const [sx, sy] = await page.evaluate(([bx, bz]) => (window as unknown as { strataViewer: { pointOf(x: number, z: number): [number, number] } }).strataViewer.pointOf(bx!, bz!), [x! * 16, z! * 16]);
+      expect(sx, `chunk ${x}, ${z}`).toBeGreaterThanOrEqual(0);
+      expect(sx, `chunk ${x}, ${z}`).toBeLessThanOrEqual(size[0]!);
+      expect(sy, `chunk ${x}, ${z}`).toBeGreaterThanOrEqual(0);
+      expect(sy, `chunk ${x}, ${z}`).toBeLessThanOrEqual(size[1]!);
+    }
+    // Far out (the whole 2-million-block span on screen) no detail is asked for.
+    expect(await page.evaluate(() => (window as unknown as V).strataViewer.detail())).toMatchObject({ level: 0, missing: 0, held: 0 });
+    // Zooming out from there zooms out (the farthest zoom was 0.02 pixels per block: the button
+    // jumped 40 times closer).
+    const zoomOf = () => page.evaluate(() => (window as unknown as { strataViewer: { view(): { zoom: number } } }).strataViewer.view().zoom);
+    const fitted = await zoomOf();
+    expect(fitted).toBeLessThan(0.001);
+    await page.click('#zoom-out');
+    expect(await zoomOf()).toBeCloseTo(fitted / 1.5, 8);
+    await page.evaluate(([x, z]) => (window as unknown as V).strataViewer.centerOn(x!, z!, 0.1), [rx * 256 + 128, rz * 256 + 128]);
+    await page.waitForFunction(() => (window as unknown as V).strataViewer.detail().missing === 0, undefined, { timeout: 30_000 });
+    expect((await page.evaluate(() => (window as unknown as V).strataViewer.detail())).level).toBe(2);
+    const fnv = (d: ArrayLike<number>): number => {
+      let h = 0x811c9dc5;
+      for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i]!, 0x01000193) >>> 0;
+      return h;
+    };
+    const got = await page.evaluate(
+      ([x, z]) => {
+        const p = (window as unknown as V).strataViewer.detailPixels(2, x!, z!)!;
+        let h = 0x811c9dc5;
+        for (let i = 0; i < p.rgba.length; i++) h = Math.imul(h ^ p.rgba[i]!, 0x01000193) >>> 0;
+        return { width: p.width, height: p.height, fnv: h };
+      },
+      [rx, rz],
+    );
+    expect(square.chunksDrawn).toBeGreaterThan(1);
+    expect(got).toEqual({ width: 32, height: 32, fnv: fnv(square.rgba) });
   });
 
   test('a large world (gen-world, 12,100 chunks) is drawn in bands: the pixels and figures of one whole-map call, each layer; block tiles stay bounded', async () => {
@@ -1080,6 +1145,122 @@ describe('world viewer in Chromium', () => {
     console.log(`large world close up: at most ${most} block tiles held (bound 150); map helper calls: ${byHelpers} bands, ${(await helpers()).calls - byHelpers} tile batches`);
     expect((await helpers()).calls).toBeGreaterThan(byHelpers);
     await page.evaluate(() => (window as unknown as { strataViewer: { setMaxTiles(n: number): void } }).strataViewer.setMaxTiles(4096));
+  });
+
+  test('level of detail: a world whose base map is coarse gets detail tiles at the zoom\'s level, each with the pixels of the whole map drawn at that level, any layer; bounded', async () => {
+    const dir = path.join(tempDir('detail-world'), 'detail');
+    execFileSync(releaseCli, ['gen-world', dir, '--chunks-x', '40', '--chunks-z', '40', '--seed', '5']);
+    const w = await openWorld(dir);
+    const chunks = await w.chunks(0);
+    expect(chunks.length).toBe(1600);
+    // The engine's whole map at each level: a detail tile must be its crop.
+    const whole = new Map<string, Awaited<ReturnType<typeof w.map>>>();
+    for (const [layer, level] of [['relief', 16], ['relief', 4], ['height', 4], ['height', 8], ['height', 16]] as const) whole.set(`${layer}:${level}`, await w.map({ dimension: 0, pixelsPerChunk: level, layer }));
+    await w.close();
+    const fnv = (d: ArrayLike<number>): number => {
+      let h = 0x811c9dc5;
+      for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i]!, 0x01000193) >>> 0;
+      return h;
+    };
+    /** The whole map's pixels over square (rx, rz) (16 × 16 chunks), transparent outside it. */
+    const crop = (img: Awaited<ReturnType<typeof w.map>>, rx: number, rz: number): number => {
+      const p = img.pixelsPerChunk;
+      const side = 16 * p;
+      const out = new Uint8Array(side * side * 4);
+      for (let j = 0; j < side; j++) {
+        for (let i = 0; i < side; i++) {
+          const x = (rx * 16 - img.minChunkX) * p + i;
+          const y = (rz * 16 - img.minChunkZ) * p + j;
+          if (x < 0 || y < 0 || x >= img.width || y >= img.height) continue;
+          out.set(img.rgba.subarray((y * img.width + x) * 4, (y * img.width + x) * 4 + 4), (j * side + i) * 4);
+        }
+      }
+      return fnv(out);
+    };
+    type Detail = { held: number; pixels: number; missing: number; level: number; calls: number };
+    const callsBefore = await page.evaluate(() => (window as unknown as { strataViewer: { detail(): Detail } }).strataViewer.detail().calls);
+    type V = {
+      strataViewer: {
+        setMaxMapPixels(n: number): void;
+        setMaxDetailPixels(n: number): void;
+        centerOn(x: number, z: number, zoom: number): void;
+        detail(): Detail;
+        detailPixels(level: number, rx: number, rz: number): { width: number; height: number; rgba: Uint8ClampedArray } | undefined;
+      };
+    };
+    // A base map of at most 4 pixels per chunk's area: 2 pixels per chunk (80 × 80 pixels).
+    await page.evaluate(() => (window as unknown as V).strataViewer.setMaxMapPixels(1600 * 4));
+    try {
+      const shown = await openWith('#open-folder', dir);
+      expect([shown.state, shown.chunks]).toEqual(['ready', '1600']);
+      const detail = () => page.evaluate(() => (window as unknown as V).strataViewer.detail());
+      const squares: Array<[number, number]> = [];
+      const [x0, z0] = [whole.get('relief:16')!.minChunkX, whole.get('relief:16')!.minChunkZ];
+      // Far out (1.6 screen pixels per chunk: the base's 2 suffice) no detail is asked for.
+      await page.evaluate(([x, z]) => (window as unknown as V).strataViewer.centerOn(x!, z!, 0.1), [(x0 + 20) * 16, (z0 + 20) * 16]);
+      expect(await detail()).toMatchObject({ level: 0, missing: 0 });
+      for (let rz = Math.floor(z0 / 16); rz <= Math.floor((z0 + 39) / 16); rz++) for (let rx = Math.floor(x0 / 16); rx <= Math.floor((x0 + 39) / 16); rx++) squares.push([rx, rz]);
+      const compare = async (layer: string, level: number, zoom: number): Promise<number> => {
+        // The world's centre at `zoom` screen pixels per block, then the layer (a new map keeps
+        // the view: its tiles are asked for at this zoom's level from the start).
+        await page.evaluate(([x, z, k]) => (window as unknown as V).strataViewer.centerOn(x!, z!, k!), [(x0 + 20) * 16, (z0 + 20) * 16, zoom]);
+        if ((await page.inputValue('#layer')) !== layer) {
+          await page.selectOption('#layer', layer);
+          await page.waitForSelector(`#legend[data-layer="${layer}"]`, { state: 'attached' });
+          await page.waitForFunction(() => document.body.dataset.state === 'ready');
+        }
+        await page.waitForFunction(() => (window as unknown as V).strataViewer.detail().missing === 0, undefined, { timeout: 30_000 });
+        expect((await detail()).level, `${layer} at zoom ${zoom}`).toBe(level);
+        let compared = 0;
+        for (const [rx, rz] of squares) {
+          const got = await page.evaluate(
+            ([l, x, z]) => {
+              const p = (window as unknown as V).strataViewer.detailPixels(l!, x!, z!);
+              if (!p) return undefined;
+              let h = 0x811c9dc5;
+              for (let i = 0; i < p.rgba.length; i++) h = Math.imul(h ^ p.rgba[i]!, 0x01000193) >>> 0;
+              return { width: p.width, height: p.height, fnv: h };
+            },
+            [level, rx, rz],
+          );
+          if (!got) continue;
+          expect(got, `${layer} level ${level} square ${rx}, ${rz}`).toEqual({ width: 16 * level, height: 16 * level, fnv: crop(whole.get(`${layer}:${level}`)!, rx, rz) });
+          compared++;
+        }
+        await page.screenshot({ path: path.join(artifacts, `detail-${layer}-${level}.png`), fullPage: true });
+        return compared;
+      };
+      // Relief (shaded by the northern neighbour: each square reads the row north of it) at
+      // 16 and 4 pixels per chunk, height at 4 and 8: every square in view held, equal to the
+      // crop.
+      // (A square held at a finer level is not asked for again coarser: each level is compared
+      // on a map begun at its zoom.)
+      expect(await compare('relief', 16, 1)).toBeGreaterThanOrEqual(4);
+      expect(await compare('height', 4, 0.25)).toBe(squares.length);
+      expect(await compare('relief', 4, 0.25)).toBe(squares.length);
+      expect(await compare('height', 8, 0.5)).toBe(squares.length);
+      // Bounded: with room for one square of 256 × 256 pixels, the height tiles of 8 pixels per
+      // chunk go as those of 16 arrive; the screen's are kept beyond the bound (they would be
+      // asked for again at once). Left: only level-16 tiles, at most a screen of them.
+      await page.evaluate(() => (window as unknown as V).strataViewer.setMaxDetailPixels(256 * 256));
+      expect(await compare('height', 16, 2)).toBeGreaterThanOrEqual(1);
+      const d = await detail();
+      const screen = await page.evaluate(() => {
+        const c = document.getElementById('map') as HTMLCanvasElement;
+        return (Math.ceil(c.width / 512) + 1) * (Math.ceil(c.height / 512) + 1);
+      });
+      expect(d.missing).toBe(0);
+      expect(d.held).toBeGreaterThanOrEqual(1);
+      expect(d.held).toBeLessThanOrEqual(screen);
+      expect(d.pixels).toBe(d.held * 256 * 256);
+      console.log(`level of detail (40 × 40 chunks, base 2 px per chunk): ${d.calls - callsBefore} detail calls; ${d.held} tiles held at the bound (screen: at most ${screen})`);
+    } finally {
+      await page.evaluate(() => {
+        const v = (window as unknown as V).strataViewer;
+        v.setMaxMapPixels(4 << 20);
+        v.setMaxDetailPixels(8 << 20);
+      });
+    }
   });
 
   test('two tabs on the same world in browser storage share it; closing the tab that runs it leaves the other working', async () => {

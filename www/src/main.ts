@@ -41,7 +41,8 @@ import { KeyBrowser } from './keys.js';
 import { MapView, type Marker } from './map-view.js';
 import { filesOfEntry, filesOfHandle, filesOfInput, worldRoot, type DirectoryPicker, type PickedFile } from './picked.js';
 
-const MAX_MAP_PIXELS = 4 << 20;
+/** The base map's largest size in pixels (a finer view gets detail tiles; tests lower it). */
+let maxMapPixels = 4 << 20;
 const GAME_MODES = ['survival', 'creative', 'adventure', 'spectator'];
 
 function $<T extends HTMLElement>(id: string): T {
@@ -164,7 +165,22 @@ const mapView = new MapView($<HTMLCanvasElement>('map'), $('coords'), {
     const pool = helpersNow();
     return pool ? pool.surfaceTiles(dim, chunks).catch(() => w.surfaceTiles(dim, chunks)) : w.surfaceTiles(dim, chunks);
   },
+  fetchDetail: (pixelsPerChunk, region, chunks) => {
+    const w = world;
+    if (!w) return Promise.reject(new Error('no world'));
+    const dimension = Number(dimensionSel.value) as 0 | 1 | 2;
+    const layer = layerSel.value as MapLayer;
+    const y = layer === 'cave' ? Math.trunc(Number(yLevel.value) || 0) : undefined;
+    const options = { dimension, pixelsPerChunk, layer, y, region, chunks };
+    // Spread over the map helpers and the page's engine (MapView asks for one call per
+    // drawer at once); a failed helper call is redone by the page's engine.
+    const pool = helpersNow();
+    detailTurn += 1;
+    return pool && detailTurn % (pool.size + 1) !== 0 ? pool.map(options).catch(() => w.map(options)) : w.map(options);
+  },
 });
+/** Detail calls made (every (helpers + 1)th goes to the page's engine). */
+let detailTurn = 0;
 
 function setState(state: 'loading' | 'ready' | 'error'): void {
   document.body.dataset.state = state;
@@ -499,10 +515,10 @@ async function drawMapIn(gen: number, w: World, known?: Array<[number, number]>)
   if (chunks.length > 0) {
     const wChunks = x1 - x0 + 1;
     const hChunks = z1 - z0 + 1;
-    while (ppc > 1 && wChunks * hChunks * ppc * ppc > MAX_MAP_PIXELS) ppc /= 2;
+    while (ppc > 1 && wChunks * hChunks * ppc * ppc > maxMapPixels) ppc /= 2;
     // Chunks spread too far for a pixel each (a chunk visited a million blocks away): several
     // chunks per pixel far out; zoomed in, chunks still show their own tiles.
-    while (Math.ceil(wChunks / cpp) * Math.ceil(hChunks / cpp) > MAX_MAP_PIXELS) cpp *= 2;
+    while (Math.ceil(wChunks / cpp) * Math.ceil(hChunks / cpp) > maxMapPixels) cpp *= 2;
   }
   const layer = layerSel.value as MapLayer;
   const y = layer === 'cave' ? Math.trunc(Number(yLevel.value) || 0) : undefined;
@@ -510,6 +526,7 @@ async function drawMapIn(gen: number, w: World, known?: Array<[number, number]>)
   shown = { world: w, dimension };
   $('map-section').hidden = false;
   mapView.tilesEnabled = layer === 'relief' || layer === 'surface';
+  mapView.detailConcurrency = 1 + (helpersNow()?.size ?? 0);
   baseMarkers = baseMarkersOf(dimension);
   const markers = [...entityPanel.markers(), ...baseMarkers];
   let image: MapImage;
@@ -1125,6 +1142,14 @@ document.addEventListener('drop', (ev) => {
   markerAt: (x: number, y: number) => mapView.markerAt(x, y)?.label,
   /** LEVEL_LOCKED retries of OPFS opens after a cancel (dead worker's handles not yet released). */
   lockRetries: () => lockRetries,
+  /** Detail tiles: held, their pixels, missing in view, the level the view asks for. */
+  detail: () => mapView.detailState(),
+  /** RGBA of the detail tile of square (rx, rz) at `level`, if held. */
+  detailPixels: (level: number, rx: number, rz: number) => mapView.detailPixels(level, rx, rz),
+  setMaxDetailPixels: (n: number) => void (mapView.maxDetailPixels = n),
+  /** The base map's largest size in pixels for the maps drawn next (a small one makes a small
+   * world need detail tiles). */
+  setMaxMapPixels: (n: number) => void (maxMapPixels = n),
   /** Block tiles held (bounded by MAX_TILES), and the base map's pixel size. */
   tiles: () => ({ held: mapView.tileCount(), missing: mapView.tilesMissing() }),
   setMaxTiles: (n: number) => void (mapView.maxTiles = n),
