@@ -18,7 +18,7 @@ import { engineOptions } from './engine.js';
 import { StrataError, invalidArgument, toErrorShape, toStrataError, type ErrorShape } from './errors.js';
 import { canShareTabs, TabLink } from './tabs.js';
 import { filesExtra, openMcworldVia, openWorldVia, World, type WorldOpenOptions } from './world.js';
-import type { Durability } from './opfs-host.js';
+import { snapshotOpfs, type Durability } from './opfs-host.js';
 
 export type { Durability };
 
@@ -365,6 +365,21 @@ export async function exportFromOpfs(
     throw toStrataError(e);
   } finally {
     l.release();
+  }
+}
+
+/** The files of database (or world) `location` in OPFS as `File` snapshots (`path`: the
+ * engine's path, under `location`), read without opening it and without a lock: while this
+ * page's engine holds the database, other workers can open these read-only with
+ * `storage: 'files'` (the viewer's map helpers do). Snapshots never change: take them while
+ * nothing writes the database (a world open read-only), or a reader may find a file the
+ * engine removed since. OPFS only (a store in IndexedDB has no such files). */
+export async function opfsFiles(location: string): Promise<Array<{ path: string; file: Blob }>> {
+  if (typeof location !== 'string' || location === '') throw invalidArgument('location must be a non-empty string');
+  try {
+    return await snapshotOpfs(location);
+  } catch (e) {
+    throw toStrataError(e);
   }
 }
 

@@ -103,6 +103,28 @@ function isTable(path: string): boolean {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+/** A slot's header: the path it holds and the generation of that name, or undefined for a
+ * spare (or a header torn by a crash: its checksum fails). */
+function parseHeader(h: Uint8Array): { path: string; gen: number } | undefined {
+  if (h.length < 16) return undefined;
+  const view = new DataView(h.buffer, h.byteOffset, h.byteLength);
+  if (view.getUint32(0, true) !== MAGIC) return undefined;
+  const len = view.getUint32(12, true);
+  if (len > HEADER - 20 || 20 + len > h.length) return undefined;
+  if (fnv(h.subarray(0, 16 + len)) !== view.getUint32(16 + len, true)) return undefined;
+  return { gen: view.getFloat64(4, true), path: decoder.decode(h.subarray(16, 16 + len)) };
+}
+
+/** The journal's entries (`N.sah gen` lines): slot name -> generation. */
+function parseJournal(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const m = /^(\d+\.sah) (\d+)$/.exec(line);
+    if (m) out.set(m[1]!, Number(m[2]));
+  }
+  return out;
+}
 const openPools = new Set<string>();
 
 function fnv(bytes: Uint8Array): number {
@@ -402,22 +424,14 @@ export class OpfsPool implements StorageHost {
     if (size === 0) return out;
     const buf = new Uint8Array(size);
     this.journal.read(buf, { at: 0 });
-    for (const line of decoder.decode(buf).split('\n')) {
-      const m = /^(\d+\.sah) (\d+)$/.exec(line);
-      if (m) out.set(m[1]!, Number(m[2]));
-    }
-    return out;
+    return parseJournal(decoder.decode(buf));
   }
 
   private parseHeader(slot: Slot, h: Uint8Array): void {
-    if (h.length < 16) return;
-    const view = new DataView(h.buffer, h.byteOffset, h.byteLength);
-    if (view.getUint32(0, true) !== MAGIC) return;
-    const len = view.getUint32(12, true);
-    if (len > HEADER - 20 || 20 + len > h.length) return;
-    if (fnv(h.subarray(0, 16 + len)) !== view.getUint32(16 + len, true)) return;
-    slot.gen = view.getFloat64(4, true);
-    slot.path = decoder.decode(h.subarray(16, 16 + len));
+    const named = parseHeader(h);
+    if (!named) return;
+    slot.gen = named.gen;
+    slot.path = named.path;
   }
 
   /** A slot's handle, which mutating operations need (parked slots are sealed tables). */
@@ -798,6 +812,46 @@ async function openHandle(fh: FileSystemFileHandle, location: string): Promise<S
     }
     throw e;
   }
+}
+
+/** The files of database `location` as `File` snapshots, read from its pool without opening
+ * it (no sync access handle, no lock: the engine that holds the pool keeps it): `path` is the
+ * engine's path, `file` the bytes after the slot's header. For readers beside that engine,
+ * e.g. map helpers opening the world with storage `files`, read-only. Slots are taken as an
+ * open takes them: spares and torn headers are left out, and so are slots the journal names
+ * (removed by the engine, not yet deleted); of two slots naming one path (a crash between a
+ * replacing rename's two header writes) the higher generation wins. A snapshot never
+ * changes: a file the engine removes later reads as it was, or fails (NotReadableError),
+ * never torn. Rejects with ENOENT when there is no such pool. */
+export async function snapshotOpfs(location: string): Promise<Array<{ path: string; file: Blob }>> {
+  const root = await navigator.storage.getDirectory();
+  let dir: FileSystemDirectoryHandle;
+  try {
+    dir = await root.getDirectoryHandle('strata');
+    for (const part of normalize(location).split('/').filter((p) => p !== '' && p !== '.')) dir = await dir.getDirectoryHandle(encodeURIComponent(part));
+  } catch (e) {
+    if ((e as { name?: string }).name === 'NotFoundError') throw hostError('ENOENT', `${location}: no database in OPFS`);
+    throw e;
+  }
+  let doomed = new Map<string, number>();
+  const byPath = new Map<string, { gen: number; slot: string; file: Blob }>();
+  for await (const [name, handle] of (dir as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) {
+    if (handle.kind !== 'file') continue;
+    if (name === JOURNAL) {
+      doomed = parseJournal(await (await (handle as FileSystemFileHandle).getFile()).text());
+      continue;
+    }
+    if (!/^\d+\.sah$/.test(name)) continue;
+    const file = await (handle as FileSystemFileHandle).getFile();
+    const named = parseHeader(new Uint8Array(await file.slice(0, HEADER).arrayBuffer()));
+    if (!named) continue;
+    const had = byPath.get(named.path);
+    if (had && had.gen >= named.gen) continue;
+    byPath.set(named.path, { gen: named.gen, slot: name, file: file.slice(HEADER, Math.max(HEADER, file.size)) });
+  }
+  const out: Array<{ path: string; file: Blob }> = [];
+  for (const [path, { gen, slot, file }] of byPath) if (doomed.get(slot) !== gen) out.push({ path, file });
+  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /** Removes a database's pool (it must not be open). */

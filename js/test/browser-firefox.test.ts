@@ -234,6 +234,24 @@ describe.skipIf(!haveFirefox)('the package in Firefox', () => {
     expect(await run<number>(page, 'conformance', 'mem')).toBe(27);
   });
 
+  test('a database in OPFS is shared as File snapshots (opfsFiles) while the engine holds it: opened on them, the same entries', async () => {
+    const r = await run<{ kinds: Record<string, number>; fromPool: object; fromSnapshots: object; missing: string; crafted: Array<[string, string]> }>(page, 'opfsSnapshot');
+    console.log(`opfsFiles (Firefox): ${JSON.stringify(r.kinds)}`);
+    expect((r.fromPool as { entries: number }).entries).toBe(6000 - 858);
+    expect(r.fromSnapshots).toEqual(r.fromPool);
+    expect(r.missing).toBe('LEVEL_NOT_FOUND');
+    expect(Object.keys(r.kinds).filter((k) => k.startsWith('outside'))).toEqual([]);
+    expect([r.kinds['CURRENT'], r.kinds['MANIFEST-N']]).toEqual([1, 1]);
+    expect(r.kinds['N.ldb']).toBeGreaterThanOrEqual(2);
+    // A pool written slot by slot: a spare, a torn header and a slot the journal names (same
+    // generation) are left out; of two slots naming one path the higher generation wins.
+    expect(r.crafted).toEqual([
+      ['crafted-pool/000005.ldb', 'newer name of 000005.ldb'],
+      ['crafted-pool/000011.log', 'journal names another generation'],
+      ['crafted-pool/CURRENT', 'MANIFEST-000002\n'],
+    ]);
+  });
+
   test('many promises in flight agree with a model (OPFS and mem)', async () => {
     const expected = INFLIGHT;
     expect(await run<object>(page, 'inflight', 'opfs')).toEqual(expected);

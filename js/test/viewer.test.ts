@@ -1263,6 +1263,48 @@ describe('world viewer in Chromium', () => {
     }
   });
 
+  test('a world copied into OPFS gets map helpers too: File snapshots of its pool, read beside the page\'s engine; the bands they draw have the whole map\'s pixels', async () => {
+    const dir = path.join(tempDir('opfs-helpers'), 'opfs-helped');
+    execFileSync(releaseCli, ['gen-world', dir, '--chunks-x', '80', '--chunks-z', '80', '--seed', '3']);
+    const w = await openWorld(dir);
+    const height = await w.map({ dimension: 0, pixelsPerChunk: 16, layer: 'height' });
+    const kinds = await w.summary();
+    await w.close();
+    const fnv = (d: ArrayLike<number>): number => {
+      let h = 0x811c9dc5;
+      for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i]!, 0x01000193) >>> 0;
+      return h;
+    };
+    type H = { strataViewer: { setHelpers(n: number | null): void; mapHelpers(): { calls: number; helpers: number }; basePixels(): { width: number; height: number; rgba: Uint8ClampedArray } } };
+    await page.evaluate(() => (window as unknown as H).strataViewer.setHelpers(1));
+    await page.check('#import-opfs');
+    try {
+      const shown = await openWith('#open-folder', dir);
+      expect([shown.state, shown.chunks, shown.entries]).toEqual(['ready', '6400', String(kinds.total.count)]);
+      // The helper opens File snapshots of the world's OPFS pool while the page's engine holds it.
+      await page.waitForFunction(() => (window as unknown as H).strataViewer.mapHelpers().helpers === 1, undefined, { timeout: 30_000 });
+      expect((await page.evaluate(() => (window as unknown as H).strataViewer.mapHelpers())).calls).toBe(0);
+      await page.selectOption('#layer', 'height');
+      await page.waitForSelector('#legend[data-layer="height"]', { state: 'attached' });
+      await page.waitForFunction(() => document.body.dataset.state === 'ready');
+      const shownPixels = await page.evaluate(() => {
+        const p = (window as unknown as H).strataViewer.basePixels();
+        let h = 0x811c9dc5;
+        for (let i = 0; i < p.rgba.length; i++) h = Math.imul(h ^ p.rgba[i]!, 0x01000193) >>> 0;
+        return { width: p.width, height: p.height, fnv: h };
+      });
+      expect(shownPixels).toEqual({ width: 1280, height: 1280, fnv: fnv(height.rgba) });
+      const calls = (await page.evaluate(() => (window as unknown as H).strataViewer.mapHelpers())).calls;
+      expect(calls).toBeGreaterThan(0);
+      console.log(`a world in OPFS (6,400 chunks): its map helper drew ${calls} of the height map's bands`);
+    } finally {
+      await page.uncheck('#import-opfs');
+      await page.evaluate(() => (window as unknown as H).strataViewer.setHelpers(null));
+      await page.click('#imported-list li .delete-imported');
+      await page.waitForFunction(() => document.querySelectorAll('#imported-list li').length === 0);
+    }
+  });
+
   test('two tabs on the same world in browser storage share it; closing the tab that runs it leaves the other working', async () => {
     const row = worlds().find((r) => r.name === 'amulet_1_16')!;
     const want = { state: 'ready', entries: String(row.entries), crc32c: String(row.crc32c), chunks: '436' };

@@ -17,6 +17,7 @@
 
 import {
   defaultStorage,
+  opfsFiles,
   engineMemory,
   openMcworld,
   openWorld,
@@ -408,17 +409,28 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     mark('ready');
     if (mapsDrawing === 0) setState('ready');
     // Once the page is ready (so that they slow neither the first picture nor the figures),
-    // map helpers open a picked folder on the spare cores: the next maps (another layer or
-    // dimension) and close-up tiles are drawn by them and this engine together.
-    // `?helpers=N` sets their number (0: none; default: the spare cores, helperCount()).
+    // map helpers open the world's files on the spare cores: the next maps (another layer or
+    // dimension), detail and close-up tiles are drawn by them and this engine together.
+    // `?helpers=N` sets their number (0: none; default: the spare cores, helperCount()). A
+    // world in OPFS is shared as `File` snapshots of its pool (opfsFiles: no handle, no lock,
+    // while this page's engine holds it read-only); one in IndexedDB is not shared.
     const asked = helperOverride ?? new URLSearchParams(location.search).get('helpers');
     const count = asked === null ? helperCount() : Math.max(0, Math.min(8, Math.trunc(Number(asked)) || 0));
-    const shared = src?.kind === 'files' || src?.kind === 'zip' ? src : undefined;
-    if (shared && count > 0) {
-      void MapHelpers.open(shared.files, shared.root, count).then(
+    const shared =
+      count === 0
+        ? undefined
+        : src?.kind === 'files' || src?.kind === 'zip'
+          ? Promise.resolve({ files: src.files as ReadonlyArray<{ path: string; file: Blob }>, root: src.root })
+          : src?.kind === 'opfs' && (await defaultStorage()) === 'opfs'
+            ? opfsFiles(src.location).then((files) => ({ files, root: src.location }))
+            : undefined;
+    if (shared) {
+      void shared.then((s) => MapHelpers.open(s.files, s.root, count)).then(
         (pool) => {
-          if (gen === generation && w === world) [helpers, helpersFor] = [pool, w];
-          else pool.close();
+          if (gen === generation && w === world) {
+            [helpers, helpersFor] = [pool, w];
+            mapView.detailConcurrency = 1 + pool.size;
+          } else pool.close();
         },
         (e: unknown) => console.warn('map helpers unavailable; maps are drawn by the page engine alone:', e),
       );

@@ -272,7 +272,7 @@ export class MapView {
     return n;
   }
 
-  /** The detail level the view asks for (pixels per chunk: 2, 4, 8 or 16), or 0 when the base
+  /** The detail level the view asks for (pixels per chunk: 1, 2, 4, 8 or 16), or 0 when the base
    * map is fine enough. */
   detailLevel(): number {
     const img = this.image;

@@ -4,7 +4,7 @@
 // (World.exportMcworldTo) on a whole shared world folder imported into OPFS or IndexedDB and
 // report what is left of its scratch store (`.strata-export`) in browser storage.
 
-import { open, importIntoOpfs, destroy, exportFromOpfs, tabInfo, isLeading, terminateWorker, defaultStorage, openWorld, EXPORT_SCRATCH } from '/pkg/dist/browser.js';
+import { open, importIntoOpfs, destroy, exportFromOpfs, tabInfo, isLeading, terminateWorker, defaultStorage, openWorld, opfsFiles, EXPORT_SCRATCH } from '/pkg/dist/browser.js';
 import { conformance } from '/test/shared/conformance.mjs';
 import { inflight } from '/test/shared/inflight.mjs';
 
@@ -29,6 +29,48 @@ async function figures(db) {
   }
   await it.close();
   return { entries, keyBytes, valueBytes, crc32c: crc >>> 0 };
+}
+
+/** opfsFiles on a pool written here slot by slot (opfs-host.ts's layout: a 4 KiB header of
+ * magic "STR1", generation f64, path length u32, path, FNV-1a of all that): what an open takes
+ * is what a snapshot takes. Returns each path with its bytes as text. */
+async function craftedSnapshot() {
+  const location = 'crafted-pool';
+  await destroy(location);
+  let dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('strata', { create: true });
+  dir = await dir.getDirectoryHandle(location, { create: true });
+  const slot = async (name, path, gen, body, torn = false) => {
+    const h = new Uint8Array(4096);
+    const view = new DataView(h.buffer);
+    if (path !== null) {
+      const p = new TextEncoder().encode(path);
+      view.setUint32(0, 0x53_54_52_31, true);
+      view.setFloat64(4, gen, true);
+      view.setUint32(12, p.length, true);
+      h.set(p, 16);
+      let f = 0x811c9dc5;
+      for (const b of h.subarray(0, 16 + p.length)) f = Math.imul(f ^ b, 0x01000193) >>> 0;
+      view.setUint32(16 + p.length, torn ? f ^ 1 : f, true);
+    }
+    const w = await (await dir.getFileHandle(name, { create: true })).createWritable();
+    await w.write(h);
+    await w.write(new TextEncoder().encode(body));
+    await w.close();
+  };
+  await slot('0.sah', `${location}/CURRENT`, 1, 'MANIFEST-000002\n');
+  await slot('1.sah', `${location}/000005.ldb`, 2, 'older name of 000005.ldb');
+  await slot('2.sah', `${location}/000005.ldb`, 3, 'newer name of 000005.ldb');
+  await slot('3.sah', `${location}/000007.ldb`, 4, 'removed: named in the journal');
+  await slot('4.sah', null, 0, '');
+  await slot('5.sah', `${location}/000009.ldb`, 5, 'torn header', true);
+  await slot('6.sah', `${location}/000011.log`, 6, 'journal names another generation');
+  const j = await (await dir.getFileHandle('free.jnl', { create: true })).createWritable();
+  await j.write(new TextEncoder().encode('3.sah 4\n6.sah 5\n'));
+  await j.close();
+  const files = await opfsFiles(location);
+  const out = await Promise.all(files.map(async (f) => [f.path, await f.file.text()]));
+  await destroy(location);
+  return out;
 }
 
 async function fetchWorld(name) {
@@ -118,6 +160,45 @@ window.strataTest = {
     const decode = await db.decodeStats();
     await db.close();
     return { bytes, ...result, scan, decodedByWorkers: decode.readahead?.runsByWorkers ?? null, decodeWorkers: decode.pool?.live ?? 0 };
+  },
+
+  /** A database in OPFS shared as `File` snapshots (opfsFiles) while this page's engine holds
+   * it read-only, as the viewer shares a world with its map helpers: a second database opened
+   * on the snapshots (storage `files`) reads exactly the same entries. */
+  async opfsSnapshot() {
+    const location = 'snapshot-db';
+    await destroy(location);
+    // Small memtables: several tables, compactions (files removed), a log with entries.
+    const w = await open(location, { writeBufferSize: 64 * 1024 });
+    for (let i = 0; i < 6000; i += 500) {
+      const ops = [];
+      for (let j = i; j < i + 500; j++) ops.push({ type: 'put', key: `key${String(j).padStart(5, '0')}`, value: `value ${j} `.repeat(8) });
+      await w.batch(ops);
+    }
+    const dels = [];
+    for (let j = 0; j < 6000; j += 7) dels.push({ type: 'del', key: `key${String(j).padStart(5, '0')}` });
+    await w.batch(dels);
+    await w.close();
+    const held = await open(location, { readOnly: true });
+    const files = await opfsFiles(location);
+    const copy = await open(location, { storage: 'files', files, readOnly: true });
+    const fromPool = await figures(held);
+    const fromSnapshots = await figures(copy);
+    await copy.close();
+    await held.close();
+    let missing = 'none';
+    try {
+      await opfsFiles('no-such-db');
+    } catch (e) {
+      missing = e.code;
+    }
+    await destroy(location);
+    const kinds = {};
+    for (const f of files) {
+      const kind = f.path.startsWith(`${location}/`) ? f.path.slice(location.length + 1).replace(/\d+/, 'N') : `outside: ${f.path}`;
+      kinds[kind] = (kinds[kind] ?? 0) + 1;
+    }
+    return { kinds, fromPool, fromSnapshots, missing, crafted: await craftedSnapshot() };
   },
 
   /** Opens the folder picked into #picker read-only, in place. */

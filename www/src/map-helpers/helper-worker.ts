@@ -1,5 +1,6 @@
 // A map helper: a page worker with its own engine (strata-level's, run inline in this worker)
-// reading the same picked world folder as the page's engine, read-only. It draws map bands
+// reading the same world's files as the page's engine (a picked folder, an unpacked
+// `.mcworld`, snapshots of a world in OPFS), read-only. It draws map bands
 // and block tiles, so that a map is drawn on several cores (pool.ts). Messages in: {id, op: 'open', files, root},
 // {id, op: 'map', options}, {id, op: 'tiles', dimension, chunks}; out: {id, ok, value} or
 // {id, ok: false, error: {code, message}}. A map's RGBA buffer is transferred, not copied.
@@ -9,7 +10,7 @@
 import { openWorld, type World } from 'strata-level/browser';
 
 type Msg =
-  | { id: number; op: 'open'; files: Array<{ path: string; file: File }>; root: string }
+  | { id: number; op: 'open'; files: Array<{ path: string; file: Blob }>; root: string }
   | { id: number; op: 'map'; options: Parameters<World['map']>[0] }
   | { id: number; op: 'tiles'; dimension: 0 | 1 | 2; chunks: Array<[number, number]> };
 

@@ -1,18 +1,16 @@
 // Map helpers (helper-worker.ts): one page worker per spare core, each with its own engine on
-// the world's files (a picked folder, or a `.mcworld` unpacked into `File`s), drawing map bands
-// and block tiles in parallel with the page's engine. They open once the page is ready (so
-// that they slow neither the first picture nor the world's figures on a machine with few
-// cores) and serve the maps drawn after: another layer or dimension, close-up tiles. A `File`
-// can be read by any worker; a world in browser storage cannot be shared this way (one engine
-// holds it: OPFS access handles, the IndexedDB store's lock).
+// the world's files (a picked folder, a `.mcworld` unpacked into `File`s, or `File` snapshots
+// of a world in OPFS: strata-level's opfsFiles), drawing map bands, detail and block tiles in
+// parallel with the page's engine. They open once the page is ready (so that they slow neither
+// the first picture nor the world's figures on a machine with few cores) and serve the maps
+// drawn after: another layer or dimension, tiles. A `File` can be read by any worker; a world
+// in IndexedDB cannot be shared this way (one engine holds the store's lock).
 //
 // Invariants: a call goes to the helper with the fewest calls in flight; a helper that fails
 // (its worker died, its open failed) is dropped and its calls reject, so the caller can redo
 // the work on the page's engine; `close()` terminates every worker at once.
 
 import type { MapImage, World } from 'strata-level/browser';
-
-import type { PickedFile } from '../picked.js';
 
 /** Longest wait for one helper call (a band of a huge world's surface layer takes seconds). */
 const CALL_TIMEOUT_MS = 120_000;
@@ -42,7 +40,7 @@ export class MapHelpers {
 
   /** Starts `n` helpers on the picked world; resolves once each has it open (those that
    * cannot open it are dropped; none left: rejects). */
-  static async open(files: PickedFile[], root: string, n = helperCount()): Promise<MapHelpers> {
+  static async open(files: ReadonlyArray<{ path: string; file: Blob }>, root: string, n = helperCount()): Promise<MapHelpers> {
     const pool = new MapHelpers();
     for (let i = 0; i < n; i++) {
       const worker = new Worker(new URL('./helper-worker.ts', import.meta.url), { type: 'module', name: `strata-map-helper-${i}` });
