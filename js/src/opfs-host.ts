@@ -820,7 +820,8 @@ async function openHandle(fh: FileSystemFileHandle, location: string): Promise<S
  * e.g. map helpers opening the world with storage `files`, read-only. Slots are taken as an
  * open takes them: spares and torn headers are left out, and so are slots the journal names
  * (removed by the engine, not yet deleted); of two slots naming one path (a crash between a
- * replacing rename's two header writes) the higher generation wins. A snapshot never
+ * replacing rename's two header writes) the higher generation wins, on a tie the slot with
+ * the higher number; a slot deleted while it is listed is left out. A snapshot never
  * changes: a file the engine removes later reads as it was, or fails (NotReadableError),
  * never torn. Rejects with ENOENT when there is no such pool. */
 export async function snapshotOpfs(location: string): Promise<Array<{ path: string; file: Blob }>> {
@@ -833,24 +834,33 @@ export async function snapshotOpfs(location: string): Promise<Array<{ path: stri
     if ((e as { name?: string }).name === 'NotFoundError') throw hostError('ENOENT', `${location}: no database in OPFS`);
     throw e;
   }
+  // The rules of OpfsPool.load(), in its order: slots by number, journal-named ones out,
+  // then of two naming one path the higher generation (on a tie, the later slot).
   let doomed = new Map<string, number>();
-  const byPath = new Map<string, { gen: number; slot: string; file: Blob }>();
+  const names: Array<[string, FileSystemFileHandle]> = [];
   for await (const [name, handle] of (dir as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) {
     if (handle.kind !== 'file') continue;
-    if (name === JOURNAL) {
-      doomed = parseJournal(await (await (handle as FileSystemFileHandle).getFile()).text());
-      continue;
-    }
-    if (!/^\d+\.sah$/.test(name)) continue;
-    const file = await (handle as FileSystemFileHandle).getFile();
-    const named = parseHeader(new Uint8Array(await file.slice(0, HEADER).arrayBuffer()));
-    if (!named) continue;
-    const had = byPath.get(named.path);
-    if (had && had.gen >= named.gen) continue;
-    byPath.set(named.path, { gen: named.gen, slot: name, file: file.slice(HEADER, Math.max(HEADER, file.size)) });
+    if (name === JOURNAL) doomed = parseJournal(await (await (handle as FileSystemFileHandle).getFile()).text());
+    else if (/^\d+\.sah$/.test(name)) names.push([name, handle as FileSystemFileHandle]);
   }
-  const out: Array<{ path: string; file: Blob }> = [];
-  for (const [path, { gen, slot, file }] of byPath) if (doomed.get(slot) !== gen) out.push({ path, file });
+  names.sort((a, b) => parseInt(a[0], 10) - parseInt(b[0], 10));
+  const byPath = new Map<string, { gen: number; file: Blob }>();
+  for (const [name, handle] of names) {
+    let file: File;
+    try {
+      file = await handle.getFile();
+    } catch (e) {
+      // Deleted since the listing (a removed file's pending delete): not part of the database.
+      if ((e as { name?: string }).name === 'NotFoundError') continue;
+      throw e;
+    }
+    const named = parseHeader(new Uint8Array(await file.slice(0, HEADER).arrayBuffer()));
+    if (!named || doomed.get(name) === named.gen) continue;
+    const other = byPath.get(named.path);
+    if (other && other.gen > named.gen) continue;
+    byPath.set(named.path, { gen: named.gen, file: file.slice(HEADER, Math.max(HEADER, file.size)) });
+  }
+  const out = [...byPath].map(([path, { file }]) => ({ path, file }));
   return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 

@@ -39,6 +39,7 @@ import { EntityPanel } from './entities/entity-panel.js';
 import { Inspector, showValue } from './inspector.js';
 import { helperCount, MapHelpers } from './map-helpers/pool.js';
 import { KeyBrowser } from './keys.js';
+import type { DetailSource } from './map-detail.js';
 import { MapView, type Marker } from './map-view.js';
 import { filesOfEntry, filesOfHandle, filesOfInput, worldRoot, type DirectoryPicker, type PickedFile } from './picked.js';
 
@@ -166,22 +167,28 @@ const mapView = new MapView($<HTMLCanvasElement>('map'), $('coords'), {
     const pool = helpersNow();
     return pool ? pool.surfaceTiles(dim, chunks).catch(() => w.surfaceTiles(dim, chunks)) : w.surfaceTiles(dim, chunks);
   },
-  fetchDetail: (pixelsPerChunk, region, chunks) => {
-    const w = world;
-    if (!w) return Promise.reject(new Error('no world'));
-    const dimension = Number(dimensionSel.value) as 0 | 1 | 2;
-    const layer = layerSel.value as MapLayer;
-    const y = layer === 'cave' ? Math.trunc(Number(yLevel.value) || 0) : undefined;
-    const options = { dimension, pixelsPerChunk, layer, y, region, chunks };
-    // Spread over the map helpers and the page's engine (MapView asks for one call per
-    // drawer at once); a failed helper call is redone by the page's engine.
-    const pool = helpersNow();
-    detailTurn += 1;
-    return pool && detailTurn % (pool.size + 1) !== 0 ? pool.map(options).catch(() => w.map(options)) : w.map(options);
-  },
 });
-/** Detail calls made (every (helpers + 1)th goes to the page's engine). */
-let detailTurn = 0;
+
+/** Detail calls running on the page's engine (the others go to map helpers). */
+let pageDetailCalls = 0;
+
+/** What draws the detail tiles of a map: bound to the map when it is shown (its world,
+ * dimension, layer and y), never to what the page's selections say later. A call goes to the
+ * page's engine when it is free, else to a map helper of that world (a failed helper call is
+ * redone by the page's engine). */
+function detailSourceOf(w: World, dimension: 0 | 1 | 2, layer: MapLayer, y: number | undefined): DetailSource {
+  return async (pixelsPerChunk, region, chunks) => {
+    const options = { dimension, pixelsPerChunk, layer, y, region, chunks };
+    const pool = helpers && helpersFor === w ? helpers : undefined;
+    if (pool && pageDetailCalls > 0) return pool.map(options).catch(() => w.map(options));
+    pageDetailCalls += 1;
+    try {
+      return await w.map(options);
+    } finally {
+      pageDetailCalls -= 1;
+    }
+  };
+}
 
 function setState(state: 'loading' | 'ready' | 'error'): void {
   document.body.dataset.state = state;
@@ -421,7 +428,9 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
         ? undefined
         : src?.kind === 'files' || src?.kind === 'zip'
           ? Promise.resolve({ files: src.files as ReadonlyArray<{ path: string; file: Blob }>, root: src.root })
-          : src?.kind === 'opfs' && (await defaultStorage()) === 'opfs'
+          : // Snapshots only of a world nothing writes: an edited copy (writable) changes
+            // under them (saves, compactions).
+            src?.kind === 'opfs' && !w.writable && (await defaultStorage()) === 'opfs'
             ? opfsFiles(src.location).then((files) => ({ files, root: src.location }))
             : undefined;
     if (shared) {
@@ -429,7 +438,7 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
         (pool) => {
           if (gen === generation && w === world) {
             [helpers, helpersFor] = [pool, w];
-            mapView.detailConcurrency = 1 + pool.size;
+            mapView.detail.concurrency = 1 + pool.size;
           } else pool.close();
         },
         (e: unknown) => console.warn('map helpers unavailable; maps are drawn by the page engine alone:', e),
@@ -538,14 +547,15 @@ async function drawMapIn(gen: number, w: World, known?: Array<[number, number]>)
   shown = { world: w, dimension };
   $('map-section').hidden = false;
   mapView.tilesEnabled = layer === 'relief' || layer === 'surface';
-  mapView.detailConcurrency = 1 + (helpersNow()?.size ?? 0);
+  mapView.detail.concurrency = 1 + (helpersNow()?.size ?? 0);
+  const detail = detailSourceOf(w, dimension, layer, y);
   baseMarkers = baseMarkersOf(dimension);
   const markers = [...entityPanel.markers(), ...baseMarkers];
   let image: MapImage;
   if (cpp > 1 || chunks.length <= BAND_CHUNKS) {
     image = await w.map({ dimension, pixelsPerChunk: ppc, chunksPerPixel: cpp, layer, y });
     if (stale()) return undefined;
-    mapView.show(image, chunks, markers, sameView);
+    mapView.show(image, chunks, markers, sameView, detail);
     mapBands = 1;
     mark('firstPicture');
     applyViewFromUrl();
@@ -573,7 +583,7 @@ async function drawMapIn(gen: number, w: World, known?: Array<[number, number]>)
       slimeChunks: 0,
       biomes: [],
     };
-    mapView.begin(frame, chunks, markers, sameView);
+    mapView.begin(frame, chunks, markers, sameView, detail);
     applyViewFromUrl();
     const rows = Math.max(1, Math.floor((BAND_CHUNKS * hChunks) / chunks.length));
     const centre = Math.min(z1, Math.max(z0, Math.floor(mapView.view().z / 16)));
@@ -1070,7 +1080,8 @@ function writeViewHash(): void {
     if (layerSel.value === 'cave') h.set('y', yLevel.value);
     h.set('x', String(v.x));
     h.set('z', String(v.z));
-    h.set('zoom', v.zoom.toFixed(3));
+    // Four significant digits: a far-out zoom (under 0.0005) is kept, not written as 0.000.
+    h.set('zoom', String(Number(v.zoom.toPrecision(4))));
     history.replaceState(null, '', `#${h.toString()}`);
   }, 150);
 }
@@ -1158,7 +1169,7 @@ document.addEventListener('drop', (ev) => {
   detail: () => mapView.detailState(),
   /** RGBA of the detail tile of square (rx, rz) at `level`, if held. */
   detailPixels: (level: number, rx: number, rz: number) => mapView.detailPixels(level, rx, rz),
-  setMaxDetailPixels: (n: number) => void (mapView.maxDetailPixels = n),
+  setMaxDetailPixels: (n: number) => void (mapView.detail.maxPixels = n),
   /** The base map's largest size in pixels for the maps drawn next (a small one makes a small
    * world need detail tiles). */
   setMaxMapPixels: (n: number) => void (maxMapPixels = n),

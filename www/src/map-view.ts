@@ -1,19 +1,19 @@
 // The map canvas: a top-down image of one dimension (from World.map) drawn with pan and zoom,
 // an optional chunk grid, markers (spawn, players), block coordinates under the cursor; between
-// far out and close up, detail tiles (squares of DETAIL_CHUNKS chunks drawn by the engine at the
-// finer level the zoom asks for, any layer: level of detail); and — when zoomed in — real
-// top-block tiles fetched in batches (World.surfaceTiles) for the visible chunks. A click that is not a drag reports the chunk under the cursor; a shift-drag draws a
+// far out and close up, detail tiles (map-detail.ts: the map drawn by the engine at the finer
+// level the zoom asks for, any layer); and — when zoomed in — real top-block tiles fetched in
+// batches (World.surfaceTiles) for the visible chunks. A click that is not a drag reports the chunk under the cursor; a shift-drag draws a
 // band and reports the chunk rectangle it covers; the editor's selection is outlined.
 //
 // Invariants: `scale` is screen pixels per block; block (bx, bz) is drawn at
 // (bx - originX) * scale + panX; the base image covers chunks from (minChunkX, minChunkZ) at
 // `pixelsPerChunk` (a fraction far out: 1/64 for a pixel per 64 × 64 chunks), so one image
-// pixel is 16 / pixelsPerChunk blocks. A detail tile at level p
-// has the pixels of the whole map drawn at p pixels per chunk over its square (the engine's
-// `region`: the row north of it is read for shading), so tiles and base never disagree but in
-// resolution; detail tiles are kept up to MAX_DETAIL_PIXELS, never fewer than one screen's.
+// pixel is 16 / pixelsPerChunk blocks. Detail tiles have the whole map's pixels at their level,
+// so tiles and base never disagree but in resolution.
 
 import type { MapImage } from 'strata-level/browser';
+
+import { DetailTiles, tileChunks, type DetailSource, type DetailView } from './map-detail.js';
 
 export interface MapCallbacks {
   /** A click on chunk (x, z); `ev` tells the modifier keys (ctrl-click selects). */
@@ -24,9 +24,6 @@ export interface MapCallbacks {
   onSelectRect?(x0: number, z0: number, x1: number, z1: number): void;
   /** Tiles for chunks not fetched yet; resolves with those that have block data. */
   fetchTiles(chunks: Array<[number, number]>): Promise<Map<string, Uint8Array>>;
-  /** The map's layer drawn at `pixelsPerChunk` over the chunk square `region` (inclusive),
-   * whose chunks (with the row north of it) are `chunks`. */
-  fetchDetail?(pixelsPerChunk: number, region: [number, number, number, number], chunks: Array<[number, number]>): Promise<MapImage>;
 }
 
 /** A labelled point on the map (spawn, players), in block coordinates. */
@@ -44,17 +41,6 @@ export interface Marker {
 const TILE_SCALE = 3; // screen pixels per block from which block tiles are shown
 /** Block tiles kept (least recently drawn go first): a few screens' worth at any world size. */
 export const MAX_TILES = 4096;
-/** Chunks on a side of a detail tile (16 × 16 chunks: 256 × 256 pixels at the finest level). */
-export const DETAIL_CHUNKS = 16;
-/** Pixels of detail tiles kept (least recently drawn go first): 32 MiB of RGBA. */
-export const MAX_DETAIL_PIXELS = 8 << 20;
-
-/** A detail tile: null once known to have nothing drawn (no chunk, or its call failed). */
-interface DetailTile {
-  level: number;
-  canvas: HTMLCanvasElement | null;
-  pixels: number;
-}
 
 /** Blocks on a side of one base-map pixel (`pixelsPerChunk` is 1 / chunksPerPixel far out: a
  * pixel per 64 × 64 chunks covers 1,024 blocks). */
@@ -66,21 +52,10 @@ export class MapView {
   private image: MapImage | undefined;
   private base: HTMLCanvasElement | undefined;
   private chunkSet = new Set<string>();
-  /** The chunks of each detail square ("rx,rz"), in the order given. */
-  private regions = new Map<string, Array<[number, number]>>();
-  /** Detail tiles by "level:rx,rz", least recently drawn first. */
-  private detail = new Map<string, DetailTile>();
-  private detailPixelsHeld = 0;
-  /** Detail squares wanted at the last draw ("level:rx,rz"), nearest the centre first. */
-  private detailWanted: Array<[number, number, number]> = [];
-  /** Detail calls in flight (at most `detailConcurrency`), by key. */
-  private detailLoading = new Set<string>();
-  /** Detail calls at once: the page's engine plus each map helper (main.ts sets it). */
-  detailConcurrency = 1;
-  /** Most detail pixels kept (MAX_DETAIL_PIXELS; tests lower it to watch the eviction). */
-  maxDetailPixels = MAX_DETAIL_PIXELS;
-  /** Detail calls answered since the page loaded (tests). */
-  detailCalls = 0;
+  /** Detail tiles of the map shown (tests lower `detail.maxPixels`; main.ts sets
+   * `detail.concurrency`). */
+  readonly detail = new DetailTiles(() => this.draw());
+
   /** Block tiles by chunk ("x,z"; null: no block data), least recently drawn first. */
   private tiles = new Map<string, HTMLCanvasElement | null>();
   private pending = false;
@@ -189,22 +164,14 @@ export class MapView {
   }
 
   /** Shows a new map (another world or dimension); fits it to the canvas unless `keepView`
-   * (another layer of the same dimension: the view stays where it was). */
-  show(image: MapImage, chunks: Array<[number, number]>, markers: Marker[], keepView = false): void {
+   * (another layer of the same dimension: the view stays where it was). `detail` draws its
+   * detail tiles (bound to this map: its world, dimension, layer). */
+  show(image: MapImage, chunks: Array<[number, number]>, markers: Marker[], keepView = false, detail?: DetailSource): void {
     this.image = image;
     this.markers = markers;
     this.chunkSet = new Set(chunks.map(([x, z]) => `${x},${z}`));
-    this.regions = new Map();
-    for (const c of chunks) {
-      const key = `${Math.floor(c[0] / DETAIL_CHUNKS)},${Math.floor(c[1] / DETAIL_CHUNKS)}`;
-      const list = this.regions.get(key);
-      if (list) list.push(c);
-      else this.regions.set(key, [c]);
-    }
     this.tiles.clear();
-    this.detail.clear();
-    this.detailPixelsHeld = 0;
-    this.detailWanted = [];
+    this.detail.reset(chunks, detail);
     this.base = document.createElement('canvas');
     this.base.width = Math.max(1, image.width);
     this.base.height = Math.max(1, image.height);
@@ -221,8 +188,8 @@ export class MapView {
 
   /** Starts a map drawn in bands (see main.ts drawMap): `frame` gives the whole map's size and
    * origin (its `rgba` is not read); the base starts transparent and `paint` fills it. */
-  begin(frame: MapImage, chunks: Array<[number, number]>, markers: Marker[], keepView = false): void {
-    this.show({ ...frame, width: 0 }, chunks, markers, true);
+  begin(frame: MapImage, chunks: Array<[number, number]>, markers: Marker[], keepView = false, detail?: DetailSource): void {
+    this.show({ ...frame, width: 0 }, chunks, markers, true, detail);
     this.image = frame;
     this.base!.width = Math.max(1, frame.width);
     this.base!.height = Math.max(1, frame.height);
@@ -276,150 +243,53 @@ export class MapView {
    * map is fine enough. */
   detailLevel(): number {
     const img = this.image;
-    if (!img || img.width === 0 || !this.cb.fetchDetail) return 0;
-    const basePpc = img.pixelsPerChunk;
-    // Only where the base is magnified (far out, a base of several chunks per pixel is finer
-    // than the screen: no call for squares smaller than a pixel).
-    if (16 * this.scale <= basePpc) return 0;
+    if (!img || img.width === 0 || !this.detail.enabled) return 0;
+    const chunkPx = 16 * this.scale;
+    // Only where the base is magnified.
+    if (chunkPx <= img.pixelsPerChunk) return 0;
     // The coarsest level with at least one image pixel per screen pixel.
     let level = 1;
-    while (level < 16 && level < 16 * this.scale) level *= 2;
-    return level > basePpc ? level : 0;
+    while (level < 16 && level < chunkPx) level *= 2;
+    if (level <= img.pixelsPerChunk) return 0;
+    // Far out (a base of several chunks per pixel), no tile under 64 screen pixels: a screen
+    // of smaller ones would be hundreds of calls.
+    return tileChunks(level) * chunkPx < 64 ? 0 : level;
   }
 
-  /** Detail tiles held, their pixels, those the view still waits for, and the level asked for
-   * (tests: `missing` is 0 once a screen is complete at its level). */
-  detailState(): { held: number; pixels: number; missing: number; level: number; calls: number } {
+  /** What a draw covers at `level` (chunks in view, where they land). */
+  private detailView(level: number): DetailView {
+    const [bx0, bz0] = this.blockAt(0, 0);
+    const [bx1, bz1] = this.blockAt(this.canvas.width, this.canvas.height);
+    return {
+      level,
+      cx0: Math.floor(bx0 / 16),
+      cz0: Math.floor(bz0 / 16),
+      cx1: Math.floor(bx1 / 16),
+      cz1: Math.floor(bz1 / 16),
+      chunkPx: 16 * this.scale,
+      pointOfChunk: (cx, cz) => this.pointOfChunk(cx, cz),
+    };
+  }
+
+  /** Detail tiles: held, with pixels, failed, their pixels, calls answered; the level the
+   * view asks for and its tiles still missing (0 once the screen is complete at its level,
+   * or when block tiles cover it). */
+  detailState(): { held: number; drawn: number; failed: number; pixels: number; calls: number; level: number; missing: number } {
     const level = this.detailLevel();
-    let missing = 0;
-    if (level > 0 && !this.blockTilesCover()) for (const [, rx, rz] of this.visibleRegions(level)) if (!this.heldAtLeast(level, rx, rz)) missing++;
-    return { held: this.detail.size, pixels: this.detailPixelsHeld, missing, level, calls: this.detailCalls };
+    const missing = level > 0 && !this.blockTilesCover() ? this.detail.missing(this.detailView(level)) : 0;
+    return { ...this.detail.state(), level, missing };
   }
 
-  /** RGBA of a detail tile held (tests compare it with the engine's whole map at its level). */
-  detailPixels(level: number, rx: number, rz: number): { width: number; height: number; rgba: Uint8ClampedArray } | undefined {
-    const c = this.detail.get(`${level}:${rx},${rz}`)?.canvas;
-    if (!c) return undefined;
-    return { width: c.width, height: c.height, rgba: c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data };
+  /** RGBA of the detail tile (tx, tz) at `level`, if held (tests compare it with the engine's
+   * whole map at that level). */
+  detailPixels(level: number, tx: number, tz: number): { width: number; height: number; rgba: Uint8ClampedArray } | undefined {
+    return this.detail.pixels(level, tx, tz);
   }
 
   /** Whether block tiles cover the view (then detail tiles held are drawn under them while
    * they load, and none is asked for). */
   private blockTilesCover(): boolean {
     return this.tilesEnabled && this.scale >= TILE_SCALE;
-  }
-
-  /** Whether square (rx, rz) has a tile held at `level` or finer. */
-  private heldAtLeast(level: number, rx: number, rz: number): boolean {
-    for (let l = level; l <= 16; l *= 2) if (this.detail.has(`${l}:${rx},${rz}`)) return true;
-    return false;
-  }
-
-  /** The detail squares with chunks in view at `level`, nearest the view's centre first. */
-  private visibleRegions(level: number): Array<[number, number, number]> {
-    const [bx0, bz0] = this.blockAt(0, 0);
-    const [bx1, bz1] = this.blockAt(this.canvas.width, this.canvas.height);
-    const span = 16 * DETAIL_CHUNKS;
-    const [cx, cz] = [(bx0 + bx1) / 2 / span, (bz0 + bz1) / 2 / span];
-    const [rx0, rz0, rx1, rz1] = [Math.floor(bx0 / span), Math.floor(bz0 / span), Math.floor(bx1 / span), Math.floor(bz1 / span)];
-    const out: Array<[number, number, number]> = [];
-    if ((rx1 - rx0 + 1) * (rz1 - rz0 + 1) > this.regions.size) {
-      // Chunks spread far apart (a few squares in a huge view): walk the squares held.
-      for (const key of this.regions.keys()) {
-        const [rx, rz] = key.split(',').map(Number) as [number, number];
-        if (rx >= rx0 && rx <= rx1 && rz >= rz0 && rz <= rz1) out.push([level, rx, rz]);
-      }
-    } else {
-      for (let rz = rz0; rz <= rz1; rz++) {
-        for (let rx = rx0; rx <= rx1; rx++) {
-          if (this.regions.has(`${rx},${rz}`)) out.push([level, rx, rz]);
-        }
-      }
-    }
-    return out.sort((a, b) => (a[1] + 0.5 - cx) ** 2 + (a[2] + 0.5 - cz) ** 2 - ((b[1] + 0.5 - cx) ** 2 + (b[2] + 0.5 - cz) ** 2));
-  }
-
-  /** Draws the detail tiles in view (the finest held of each square) and asks for the missing
-   * ones at `level`. */
-  private drawDetail(ctx: CanvasRenderingContext2D, level: number): void {
-    const img = this.image!;
-    const basePpc = img.pixelsPerChunk;
-    const want = this.visibleRegions(level);
-    const side = DETAIL_CHUNKS * 16 * this.scale;
-    for (const [, rx, rz] of want) {
-      let best: DetailTile | undefined;
-      for (let l = 16; l > basePpc; l /= 2) {
-        const t = this.detail.get(`${l}:${rx},${rz}`);
-        if (!t) continue;
-        // Most recently drawn last: eviction takes from the front.
-        this.detail.delete(`${l}:${rx},${rz}`);
-        this.detail.set(`${l}:${rx},${rz}`, t);
-        if (t.canvas && !best) best = t;
-      }
-      if (best?.canvas) ctx.drawImage(best.canvas, ...this.pointOfChunk(rx * DETAIL_CHUNKS, rz * DETAIL_CHUNKS), side, side);
-    }
-    this.detailWanted = this.blockTilesCover() ? [] : want.filter(([l, rx, rz]) => !this.heldAtLeast(l, rx, rz));
-    this.pumpDetail();
-  }
-
-  /** Starts detail calls for the squares wanted, up to `detailConcurrency` at once. */
-  private pumpDetail(): void {
-    const fetch = this.cb.fetchDetail;
-    const image = this.image;
-    if (!fetch || !image) return;
-    while (this.detailLoading.size < this.detailConcurrency) {
-      const next = this.detailWanted.find(([l, rx, rz]) => !this.detailLoading.has(`${l}:${rx},${rz}`));
-      if (!next) return;
-      const [level, rx, rz] = next;
-      const key = `${level}:${rx},${rz}`;
-      this.detailLoading.add(key);
-      const [x0, z0] = [rx * DETAIL_CHUNKS, rz * DETAIL_CHUNKS];
-      const region: [number, number, number, number] = [x0, z0, x0 + DETAIL_CHUNKS - 1, z0 + DETAIL_CHUNKS - 1];
-      // The square's chunks, and the row north of it (it shades the square's first row).
-      const north = (this.regions.get(`${rx},${rz - 1}`) ?? []).filter(([, z]) => z === z0 - 1);
-      const chunks = [...north, ...this.regions.get(`${rx},${rz}`)!];
-      void fetch(level, region, chunks)
-        .then(
-          (got) => {
-            if (image !== this.image) return;
-            let canvas: HTMLCanvasElement | null = null;
-            if (got.width > 0 && got.height > 0 && got.chunksDrawn > 0) {
-              canvas = document.createElement('canvas');
-              canvas.width = got.width;
-              canvas.height = got.height;
-              canvas.getContext('2d')!.putImageData(new ImageData(new Uint8ClampedArray(got.rgba), got.width, got.height), 0, 0);
-            }
-            this.keepDetail(key, { level, canvas, pixels: canvas ? canvas.width * canvas.height : 0 });
-          },
-          () => {
-            if (image === this.image) this.keepDetail(key, { level, canvas: null, pixels: 0 });
-          },
-        )
-        .finally(() => {
-          this.detailLoading.delete(key);
-          if (image !== this.image) {
-            // A call for an older map: its slot goes to the current map's squares.
-            this.pumpDetail();
-            return;
-          }
-          this.detailCalls += 1;
-          this.draw();
-        });
-    }
-  }
-
-  /** Keeps a detail tile, evicting the least recently drawn beyond `maxDetailPixels` (never
-   * those of the screen: they would be asked for again at once). */
-  private keepDetail(key: string, tile: DetailTile): void {
-    this.detail.set(key, tile);
-    this.detailPixelsHeld += tile.pixels;
-    const onScreen = new Set(this.visibleRegions(tile.level).map(([l, rx, rz]) => `${l}:${rx},${rz}`));
-    for (const [k, t] of this.detail) {
-      if (this.detailPixelsHeld <= this.maxDetailPixels) break;
-      if (onScreen.has(k)) continue;
-      this.detail.delete(k);
-      this.detailPixelsHeld -= t.pixels;
-    }
   }
 
   /** The base map's pixels (tests compare them with the engine's whole-map image). */
@@ -519,8 +389,8 @@ export class MapView {
     const [bx1, bz1] = this.blockAt(this.canvas.width, this.canvas.height);
     const chunkPx = 16 * this.scale;
     const level = this.detailLevel();
-    if (level > 0) this.drawDetail(ctx, level);
-    else this.detailWanted = [];
+    if (level > 0) this.detail.draw(ctx, this.detailView(level), !this.blockTilesCover());
+    else this.detail.idle();
     if (this.tilesEnabled && this.scale >= TILE_SCALE) {
       const missing: Array<[number, number]> = [];
       this.inView = 0;

@@ -64,8 +64,14 @@ async function craftedSnapshot() {
   await slot('4.sah', null, 0, '');
   await slot('5.sah', `${location}/000009.ldb`, 5, 'torn header', true);
   await slot('6.sah', `${location}/000011.log`, 6, 'journal names another generation');
+  // A journal-named slot that would have won its path: the older one is kept, as at open.
+  await slot('7.sah', `${location}/000013.ldb`, 7, 'older name of 000013.ldb');
+  await slot('8.sah', `${location}/000013.ldb`, 8, 'newer name, removed');
+  // Equal generations: the higher slot number wins (10 after 9, though "10.sah" < "9.sah").
+  await slot('9.sah', `${location}/MANIFEST-000002`, 9, 'slot 9');
+  await slot('10.sah', `${location}/MANIFEST-000002`, 9, 'slot 10');
   const j = await (await dir.getFileHandle('free.jnl', { create: true })).createWritable();
-  await j.write(new TextEncoder().encode('3.sah 4\n6.sah 5\n'));
+  await j.write(new TextEncoder().encode('3.sah 4\n6.sah 5\n8.sah 8\n'));
   await j.close();
   const files = await opfsFiles(location);
   const out = await Promise.all(files.map(async (f) => [f.path, await f.file.text()]));

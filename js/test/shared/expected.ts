@@ -13,3 +13,18 @@ export const BAD_INPUT = {
   alive: 'alive',
   closed: 'LEVEL_DATABASE_NOT_OPEN',
 };
+
+/** `opfsSnapshot()` (browser/page.mjs): entries a database held read-only and one opened on
+ * its snapshots both read (6,000 puts, every 7th deleted), and what a snapshot of the pool
+ * written slot by slot gives: a spare, a torn header and journal-named slots left out; of two
+ * slots naming one path the higher generation, on a tie the higher slot number. */
+export const OPFS_SNAPSHOT = {
+  entries: 6000 - 858,
+  crafted: [
+    ['crafted-pool/000005.ldb', 'newer name of 000005.ldb'],
+    ['crafted-pool/000011.log', 'journal names another generation'],
+    ['crafted-pool/000013.ldb', 'older name of 000013.ldb'],
+    ['crafted-pool/CURRENT', 'MANIFEST-000002\n'],
+    ['crafted-pool/MANIFEST-000002', 'slot 10'],
+  ],
+};
