@@ -149,16 +149,12 @@ function unpackLent(packed: Uint8Array): Lent[] {
   return out;
 }
 
-/** What lending runs to decoders needs from the engine's database object. */
-export interface LendTarget {
+/** What the scan needs from the engine's database object. */
+export interface ScanTarget {
+  scanCursor(): { step(max: number): boolean; figures(): Float64Array | number[]; free(): void };
   lendRuns(max: number): Uint8Array;
   deliverRun(id: number, packed: Uint8Array): void;
   abandonRun(id: number): void;
-}
-
-/** What the scan needs from the engine's database object. */
-export interface ScanTarget extends LendTarget {
-  scanCursor(): { step(max: number): boolean; figures(): Float64Array | number[]; free(): void };
 }
 
 /** Bytes of entries per scan step (between steps, answers are delivered and more runs lent):
@@ -187,34 +183,27 @@ const yieldNow: () => Promise<void> = (() => {
  * `alive()` says whether the database is still open (answers after a close are dropped). */
 export async function scanWithDecoders(db: ScanTarget, pool: DecodePool, alive: () => boolean): Promise<number[]> {
   const cursor = db.scanCursor();
+  let inflight = 0;
   try {
-    await stepWithDecoders(db, cursor, pool, alive);
+    for (;;) {
+      const room = pool.capacity - inflight;
+      if (room > 0) {
+        for (const run of unpackLent(db.lendRuns(room))) {
+          inflight += 1;
+          void pool.decode(run.raw, run.sizes, run.verify, run.max).then((a) => {
+            inflight -= 1;
+            if (!alive()) return;
+            if (a.ok) db.deliverRun(run.id, a.packed);
+            else db.abandonRun(run.id);
+          });
+        }
+      }
+      if (cursor.step(STEP_BYTES)) break;
+      if (!alive()) throw Object.assign(new Error('Database is not open'), { code: 'LEVEL_DATABASE_NOT_OPEN' });
+      await yieldNow();
+    }
     return [...cursor.figures()];
   } finally {
     cursor.free();
-  }
-}
-
-/** Runs `cursor` (any pass of the engine reading with readahead: a scan, the chunk index) to
- * its end in steps, lending the readahead's runs to the pool between steps and delivering
- * the decoded blocks as they come back. The caller frees the cursor. */
-export async function stepWithDecoders(db: LendTarget, cursor: { step(max: number): boolean }, pool: DecodePool, alive: () => boolean): Promise<void> {
-  let inflight = 0;
-  for (;;) {
-    const room = pool.capacity - inflight;
-    if (room > 0) {
-      for (const run of unpackLent(db.lendRuns(room))) {
-        inflight += 1;
-        void pool.decode(run.raw, run.sizes, run.verify, run.max).then((a) => {
-          inflight -= 1;
-          if (!alive()) return;
-          if (a.ok) db.deliverRun(run.id, a.packed);
-          else db.abandonRun(run.id);
-        });
-      }
-    }
-    if (cursor.step(STEP_BYTES)) return;
-    if (!alive()) throw Object.assign(new Error('Database is not open'), { code: 'LEVEL_DATABASE_NOT_OPEN' });
-    await yieldNow();
   }
 }

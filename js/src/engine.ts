@@ -9,7 +9,7 @@
 // in bounded steps when the engine is idle (the wasm build has no background thread).
 
 import { toBytes } from './codec.js';
-import { scanWithDecoders, stepWithDecoders, type DecodePool } from './decode-pool.js';
+import { scanWithDecoders, type DecodePool } from './decode-pool.js';
 import { StrataError, invalidArgument } from './errors.js';
 import type { StorageHost } from './host.js';
 
@@ -40,7 +40,6 @@ export interface WasmDatabase {
   // Bedrock worlds (src/wasm/world.rs).
   worldSummary(): string;
   chunkList(dimension: number): Int32Array;
-  chunkCursor(dimension: number): { step(max: number): boolean; positions(): Int32Array; free(): void };
   renderMap(dimension: number, pixelsPerChunk: number, layer?: string, y?: number, chunksPerPixel?: number, region?: Int32Array, chunks?: Int32Array): WasmMapImage;
   surfaceTiles(dimension: number, coords: Int32Array): Uint8Array;
   chunkRecords(dimension: number, x: number, z: number): string;
@@ -467,16 +466,8 @@ export class Engine {
     return this.db(h).worldSummary();
   }
 
-  /** The chunk index of a dimension; with decode workers, read in steps whose runs of
-   * compressed blocks the workers inflate (the same list: it is a pass over every block). */
-  chunkList(h: number, dimension: number): Int32Array | Promise<Int32Array> {
-    const entry = this.entry(h);
-    const pool = this.decodePool(entry.decodeWorkers);
-    if (!pool) return entry.db.chunkList(dimension);
-    const cursor = entry.db.chunkCursor(dimension);
-    return stepWithDecoders(entry.db, cursor, pool, () => this.dbs.get(h) === entry)
-      .then(() => cursor.positions())
-      .finally(() => cursor.free());
+  chunkList(h: number, dimension: number): Int32Array {
+    return this.db(h).chunkList(dimension);
   }
 
   renderMap(h: number, dimension: number, pixelsPerChunk: number, layer?: string, y?: number, chunksPerPixel?: number, region?: Int32Array, chunks?: Int32Array): WasmMapImage {

@@ -289,46 +289,19 @@ pub fn summarize(db: &Db) -> Result<KeySummary> {
 /// The (x, z) of every chunk of `dimension` having a Version or LegacyVersion record, in
 /// ascending (x, z) order.
 pub fn chunk_positions(db: &Db, dimension: i32) -> Result<Vec<(i32, i32)>> {
-    let mut found = ChunkPositions::new(dimension);
+    let mut set = BTreeSet::new();
     let mut it = db.iter(&scan_options());
     it.seek_to_first();
     while it.valid() {
-        found.add(it.key());
+        if let KeyKind::Chunk(c) = classify(it.key()) {
+            if c.dimension == dimension && is_version_record(&c) {
+                set.insert((c.x, c.z));
+            }
+        }
         it.next();
     }
     it.status()?;
-    Ok(found.into_sorted())
-}
-
-/// The chunk positions of one dimension gathered key by key, in any order of keys: what
-/// `chunk_positions` collects in one pass, and the wasm facade's chunk cursor in steps (so
-/// that decode workers inflate the blocks between steps).
-pub struct ChunkPositions {
-    dimension: i32,
-    set: BTreeSet<(i32, i32)>,
-}
-
-impl ChunkPositions {
-    pub fn new(dimension: i32) -> Self {
-        ChunkPositions {
-            dimension,
-            set: BTreeSet::new(),
-        }
-    }
-
-    /// Counts `key` if it is the Version record of a chunk of the dimension.
-    pub fn add(&mut self, key: &[u8]) {
-        if let KeyKind::Chunk(c) = classify(key) {
-            if c.dimension == self.dimension && is_version_record(&c) {
-                self.set.insert((c.x, c.z));
-            }
-        }
-    }
-
-    /// The positions found, ascending (x, then z).
-    pub fn into_sorted(self) -> Vec<(i32, i32)> {
-        self.set.into_iter().collect()
-    }
+    Ok(set.into_iter().collect())
 }
 
 /// Whole-db passes do not fill the block cache.

@@ -165,25 +165,6 @@ impl Database {
         Ok(list.into_iter().flat_map(|(x, z)| [x, z]).collect())
     }
 
-    /// `chunkList` in steps (`ChunkCursor::step`), reading with readahead so that the host
-    /// can lend the runs of compressed blocks to decode workers between steps (`lendRuns`):
-    /// the chunk index of a large world is a pass over every block.
-    #[wasm_bindgen(js_name = chunkCursor)]
-    pub fn chunk_cursor(&self, dimension: i32) -> Result<ChunkCursor, JsValue> {
-        check_dimension(dimension)?;
-        let options = ReadOptions {
-            fill_cache: false,
-            readahead: true,
-            ..ReadOptions::default()
-        };
-        let mut it = self.db()?.iter(&options);
-        it.seek_to_first();
-        Ok(ChunkCursor {
-            it: Some(it),
-            found: Some(keys::ChunkPositions::new(dimension)),
-        })
-    }
-
     /// A top-down map of `dimension` at `pixels_per_chunk` (1, 2, 4, 8 or 16) as an object:
     /// `width`, `height`, `rgba` (Uint8Array), `minChunkX`, `minChunkZ`, `pixelsPerChunk`,
     /// `chunksIndexed`, `chunksDrawn`, `chunksFailed`, `chunksWithoutSurface`, `layer`,
@@ -581,48 +562,4 @@ fn entity_report_json(r: &entities::EntityReport) -> String {
         "{{\"entities\":{},\"recordsDeleted\":{},\"recordsRewritten\":{},\"bytes\":{}}}",
         r.entities, r.records_deleted, r.records_rewritten, r.bytes
     )
-}
-
-/// The chunk index of one dimension read in steps (`Database.chunkCursor`).
-#[wasm_bindgen]
-pub struct ChunkCursor {
-    it: Option<crate::db::DbIter>,
-    found: Option<keys::ChunkPositions>,
-}
-
-#[wasm_bindgen]
-impl ChunkCursor {
-    /// Reads entries until `max_bytes` of keys and values were read; true once every entry
-    /// was read.
-    pub fn step(&mut self, max_bytes: u32) -> Result<bool, JsValue> {
-        let (Some(it), Some(found)) = (self.it.as_mut(), self.found.as_mut()) else {
-            return Err(js_err(Error::invalid_argument("chunk cursor is closed")));
-        };
-        let mut bytes = 0usize;
-        while bytes < max_bytes as usize && it.valid() {
-            bytes += it.key().len() + it.value().len() + 16;
-            found.add(it.key());
-            it.next();
-        }
-        if it.valid() {
-            return Ok(false);
-        }
-        it.status().map_err(js_err)?;
-        Ok(true)
-    }
-
-    /// The chunks found, as `chunkList` gives them (`[x0, z0, x1, z1, …]`, ascending) once
-    /// `step` returned true; the cursor is closed after.
-    pub fn positions(&mut self) -> Result<Vec<i32>, JsValue> {
-        self.it = None;
-        let found = self
-            .found
-            .take()
-            .ok_or_else(|| js_err(Error::invalid_argument("chunk cursor is closed")))?;
-        Ok(found
-            .into_sorted()
-            .into_iter()
-            .flat_map(|(x, z)| [x, z])
-            .collect())
-    }
 }
