@@ -18,7 +18,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 # The harnesses, as bench/db_bench.sh builds them (it installs the libraries too).
-STRATA_DB_BENCH_ROUNDS=1 STRATA_RESULTS_DIR="$(mktemp -d)" bash bench/db_bench.sh --num=1000 --rounds=1 --no-build >/dev/null
+# (Not saved: its 1,000-entry report would overwrite the day's db_bench report under bench:save.)
+STRATA_BENCH_SAVE=0 STRATA_DB_BENCH_ROUNDS=1 STRATA_RESULTS_DIR="$(mktemp -d)" bash bench/db_bench.sh --num=1000 --rounds=1 --no-build >/dev/null
 if [ "$BUILD" = 1 ]; then cargo build --release --quiet --bin strata; fi
 source bench/results_dir.sh
 python3 bench/leveldb_page.py target/bench "$RESULTS_DIR/leveldb-page-$(date -u +%F)" ${ARGS[@]+"${ARGS[@]}"}
