@@ -36,6 +36,13 @@ let origin: string;
 let page: Page;
 let zips: string;
 
+/** FNV-1a over RGBA (the pages compute the same inside `page.evaluate`). */
+function fnv(d: ArrayLike<number>): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i]!, 0x01000193) >>> 0;
+  return h;
+}
+
 function zipDir(dir: string, out: string): void {
   execFileSync('python3', [
     '-c',
@@ -1019,11 +1026,6 @@ describe('world viewer in Chromium', () => {
     await page.evaluate(([x, z]) => (window as unknown as V).strataViewer.centerOn(x!, z!, 0.1), [mid[0] * 16 + 8, mid[1] * 16 + 8]);
     await page.waitForFunction(() => (window as unknown as V).strataViewer.detail().missing === 0, undefined, { timeout: 30_000 });
     expect((await page.evaluate(() => (window as unknown as V).strataViewer.detail())).level).toBe(2);
-    const fnv = (d: ArrayLike<number>): number => {
-      let h = 0x811c9dc5;
-      for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i]!, 0x01000193) >>> 0;
-      return h;
-    };
     const got = await page.evaluate(
       ([x, z]) => {
         const p = (window as unknown as V).strataViewer.detailPixels(2, x!, z!)!;
@@ -1050,12 +1052,6 @@ describe('world viewer in Chromium', () => {
     const whole = new Map<string, Awaited<ReturnType<typeof w.map>>>();
     for (const layer of layers) whole.set(layer, await w.map({ dimension: 0, pixelsPerChunk: 16, layer }));
     await w.close();
-    // FNV-1a over RGBA, computed the same way in the page and here.
-    const fnv = (d: ArrayLike<number>): number => {
-      let h = 0x811c9dc5;
-      for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i]!, 0x01000193) >>> 0;
-      return h;
-    };
     const shownPixels = () =>
       page.evaluate(() => {
         const p = (window as unknown as { strataViewer: { basePixels(): { width: number; height: number; rgba: Uint8ClampedArray } } }).strataViewer.basePixels();
@@ -1159,11 +1155,6 @@ describe('world viewer in Chromium', () => {
     const whole = new Map<string, Awaited<ReturnType<typeof w.map>>>();
     for (const [layer, level] of [['relief', 16], ['relief', 4], ['height', 4], ['height', 8], ['height', 16]] as const) whole.set(`${layer}:${level}`, await w.map({ dimension: 0, pixelsPerChunk: level, layer }));
     await w.close();
-    const fnv = (d: ArrayLike<number>): number => {
-      let h = 0x811c9dc5;
-      for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i]!, 0x01000193) >>> 0;
-      return h;
-    };
     /** The whole map's pixels over tile (tx, tz) (256 / level chunks a side: 256 × 256
      * pixels), transparent outside it. */
     const crop = (img: Awaited<ReturnType<typeof w.map>>, tx: number, tz: number): number => {
@@ -1268,11 +1259,6 @@ describe('world viewer in Chromium', () => {
     const height = await w.map({ dimension: 0, pixelsPerChunk: 16, layer: 'height' });
     const kinds = await w.summary();
     await w.close();
-    const fnv = (d: ArrayLike<number>): number => {
-      let h = 0x811c9dc5;
-      for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i]!, 0x01000193) >>> 0;
-      return h;
-    };
     type H = { strataViewer: { setHelpers(n: number | null): void; mapHelpers(): { calls: number; helpers: number }; basePixels(): { width: number; height: number; rgba: Uint8ClampedArray } } };
     await page.evaluate(() => (window as unknown as H).strataViewer.setHelpers(1));
     await page.check('#import-opfs');
