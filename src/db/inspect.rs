@@ -12,7 +12,7 @@ use crate::iterator::InternalIterator;
 use crate::key::{compare_internal_keys, parse_internal_key};
 use crate::storage::{read_exact_at, Storage};
 use crate::table::block::Block;
-use crate::table::format::{read_block_via, BlockHandle, Footer, FOOTER_SIZE};
+use crate::table::format::{read_block, BlockHandle, Footer, FOOTER_SIZE};
 use crate::version::FileMetaData;
 
 /// What one table holds.
@@ -126,7 +126,7 @@ pub(crate) fn check_meta_blocks(storage: &dyn Storage, path: &str, max: usize) -
         .ok_or_else(|| Error::corruption("table is shorter than its footer"))?;
     let footer =
         Footer::decode(&read_exact_at(&*f, tail, FOOTER_SIZE)?).map_err(|e| e.at_offset(tail))?;
-    let meta = read_block_via(&*f, size, footer.metaindex, true, max, false)?;
+    let meta = read_block(&*f, size, footer.metaindex, true, max)?;
     let meta = Arc::new(Block::new(meta.data).map_err(|e| e.at_offset(footer.metaindex.offset))?);
     let mut it = meta.iter();
     it.seek_to_first();
@@ -135,7 +135,7 @@ pub(crate) fn check_meta_blocks(storage: &dyn Storage, path: &str, max: usize) -
             Error::corruption("bad block handle in metaindex block")
                 .at_offset(footer.metaindex.offset)
         })?;
-        read_block_via(&*f, size, handle, true, max, false)?;
+        read_block(&*f, size, handle, true, max)?;
         it.next();
     }
     it.status()

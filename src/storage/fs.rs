@@ -88,6 +88,12 @@ impl TableMap {
     }
 }
 
+impl AsRef<[u8]> for TableMap {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 impl Drop for TableMap {
     fn drop(&mut self) {
         MAPS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
@@ -106,7 +112,9 @@ fn io_err(path: &str, e: io::Error) -> Error {
 struct FsFile {
     file: File,
     path: String,
-    map: Option<TableMap>,
+    /// The table's mapping (`TableMap`), shared with the blocks borrowed from it: unmapped
+    /// (and uncounted) when the file and the last such block are gone.
+    map: Option<bytes::Bytes>,
 }
 
 impl RandomAccessFile for FsFile {
@@ -137,7 +145,11 @@ impl RandomAccessFile for FsFile {
     }
 
     fn mapped(&self) -> Option<&[u8]> {
-        self.map.as_ref().map(|m| &m.0[..])
+        self.map.as_deref()
+    }
+
+    fn mapped_shared(&self) -> Option<bytes::Bytes> {
+        self.map.clone()
     }
 }
 
@@ -340,7 +352,7 @@ impl Storage for FsStorage {
         let file = File::open(path).map_err(|e| io_err(path, e))?;
         let is_table = path.ends_with(".ldb") || path.ends_with(".sst");
         let map = if self.map_tables && is_table {
-            TableMap::new(&file)
+            TableMap::new(&file).map(bytes::Bytes::from_owner)
         } else {
             None
         };

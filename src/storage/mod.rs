@@ -37,6 +37,12 @@ pub trait RandomAccessFile: Send + Sync {
     fn mapped(&self) -> Option<&[u8]> {
         None
     }
+    /// `mapped` as a shared, reference-counted handle: a block borrowed from it (an
+    /// uncompressed data block, `table::Table::block_at`) keeps the mapping alive after the
+    /// file is closed. `Some` exactly when `mapped` is.
+    fn mapped_shared(&self) -> Option<bytes::Bytes> {
+        None
+    }
 }
 
 /// A file written by appending.

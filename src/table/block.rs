@@ -15,28 +15,57 @@ use crate::util::coding::{decode_fixed32, get_varint32};
 
 /// An immutable, shareable block.
 pub struct Block {
-    data: Vec<u8>,
+    data: BlockData,
     /// Offset of the restart array.
     restarts: usize,
     num_restarts: u32,
 }
 
+/// Where a block's bytes live.
+enum BlockData {
+    /// Decoded into a buffer of this thread's pool (decompressed, or read with `pread`).
+    Owned(Vec<u8>),
+    /// Borrowed from a table's memory map (an uncompressed block): no copy; the slice keeps
+    /// the mapping alive.
+    Mapped(bytes::Bytes),
+}
+
+impl BlockData {
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        match self {
+            BlockData::Owned(v) => v,
+            BlockData::Mapped(b) => b,
+        }
+    }
+}
+
 impl Block {
     /// Validates the restart array of `data`.
     pub fn new(data: Vec<u8>) -> Result<Block> {
-        if data.len() < 4 {
+        Self::with_data(BlockData::Owned(data))
+    }
+
+    /// A block that borrows `data`, an uncompressed block inside a table's memory map.
+    pub fn mapped(data: bytes::Bytes) -> Result<Block> {
+        Self::with_data(BlockData::Mapped(data))
+    }
+
+    fn with_data(data: BlockData) -> Result<Block> {
+        let bytes = data.bytes();
+        if bytes.len() < 4 {
             return Err(Error::corruption(
                 "block is too short for its restart count",
             ));
         }
-        let num_restarts = decode_fixed32(&data[data.len() - 4..]);
-        let max = (data.len() - 4) / 4;
+        let num_restarts = decode_fixed32(&bytes[bytes.len() - 4..]);
+        let max = (bytes.len() - 4) / 4;
         if num_restarts as usize > max {
             return Err(Error::corruption(format!(
                 "block claims {num_restarts} restart points, room for {max}"
             )));
         }
-        let restarts = data.len() - (1 + num_restarts as usize) * 4;
+        let restarts = bytes.len() - (1 + num_restarts as usize) * 4;
         Ok(Block {
             data,
             restarts,
@@ -46,17 +75,26 @@ impl Block {
 
     /// Size of the uncompressed block in bytes.
     pub fn size(&self) -> usize {
-        self.data.len()
+        self.data.bytes().len()
+    }
+
+    /// Whether the block borrows a table's memory map (`Block::mapped`).
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.data, BlockData::Mapped(_))
     }
 
     /// Memory the block holds, for the block cache: a pooled buffer may be larger than the
-    /// block (`util::buffer_pool` hands out at most twice the size asked for).
+    /// block (`util::buffer_pool` hands out at most twice the size asked for). A mapped block
+    /// is never cached (`Table::block_at`); its charge is its length.
     pub fn charge(&self) -> usize {
-        self.data.capacity()
+        match &self.data {
+            BlockData::Owned(v) => v.capacity(),
+            BlockData::Mapped(b) => b.len(),
+        }
     }
 
     fn restart_point(&self, i: u32) -> usize {
-        decode_fixed32(&self.data[self.restarts + 4 * i as usize..]) as usize
+        decode_fixed32(&self.data.bytes()[self.restarts + 4 * i as usize..]) as usize
     }
 
     /// An iterator over the block, ordered by the internal key comparator.
@@ -86,7 +124,9 @@ struct ParsedEntry {
 impl Drop for Block {
     /// The decoded bytes go back to this thread's buffer pool for the next block.
     fn drop(&mut self) {
-        crate::util::buffer_pool::give(std::mem::take(&mut self.data));
+        if let BlockData::Owned(v) = &mut self.data {
+            crate::util::buffer_pool::give(std::mem::take(v));
+        }
     }
 }
 
@@ -167,7 +207,7 @@ impl BlockIter {
             return false;
         }
         let Some((shared, non_shared, value_len, n)) =
-            decode_entry(&self.block.data, self.current, restarts)
+            decode_entry(self.block.data.bytes(), self.current, restarts)
         else {
             self.corrupt("entry runs past the restart array");
             return false;
@@ -179,7 +219,7 @@ impl BlockIter {
         let p = self.current + n;
         self.key.truncate(shared);
         self.key
-            .extend_from_slice(&self.block.data[p..p + non_shared]);
+            .extend_from_slice(&self.block.data.bytes()[p..p + non_shared]);
         self.value = (p + non_shared, value_len);
         while self.restart_index + 1 < self.block.num_restarts
             && self.block.restart_point(self.restart_index + 1) < self.current
@@ -214,11 +254,11 @@ impl BlockIter {
     fn restart_key(&self, i: u32) -> Option<&[u8]> {
         let offset = self.block.restart_point(i);
         let (shared, non_shared, _, n) =
-            decode_entry(&self.block.data, offset, self.block.restarts)?;
+            decode_entry(self.block.data.bytes(), offset, self.block.restarts)?;
         if shared != 0 {
             return None;
         }
-        Some(&self.block.data[offset + n..offset + n + non_shared])
+        Some(&self.block.data.bytes()[offset + n..offset + n + non_shared])
     }
 }
 
@@ -312,7 +352,7 @@ impl InternalIterator for BlockIter {
     }
 
     fn value(&self) -> &[u8] {
-        &self.block.data[self.value.0..self.value.0 + self.value.1]
+        &self.block.data.bytes()[self.value.0..self.value.0 + self.value.1]
     }
 
     fn status(&self) -> Result<()> {

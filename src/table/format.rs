@@ -76,8 +76,13 @@ pub struct BlockContents {
     pub compression_id: u8,
 }
 
-/// Reads the block at `handle`, checks its trailer CRC (if `verify`), and decompresses it,
-/// refusing more than `max_size` bytes of output. Errors carry the block's offset.
+/// Reads the block at `handle` with the file's `read_at`, checks its trailer CRC (if
+/// `verify`), and decompresses it, refusing more than `max_size` bytes of output. Errors carry
+/// the block's offset. (Point reads and user iterators of a memory-mapped table read through
+/// the map instead: `Table::block_at`. Bulk readers (scans, compactions, verify, repair) read
+/// each block once, and a table's index and filter are read once at open and kept: through the
+/// map, they would make pages of the database resident in the process, as the kernel maps
+/// ~64 KiB around each touched page.)
 pub fn read_block(
     file: &dyn RandomAccessFile,
     file_size: u64,
@@ -85,33 +90,8 @@ pub fn read_block(
     verify: bool,
     max_size: usize,
 ) -> Result<BlockContents> {
-    read_block_via(file, file_size, handle, verify, max_size, false)
-}
-
-/// `read_block`, slicing the file's memory map when it has one and `use_map` is set. Only
-/// point reads and user iterators do (`Table::block_at` when the read fills the cache). Bulk
-/// readers (scans, compactions, verify, repair) read each block once, and a table's index and
-/// filter are read once at open and kept: through the map, they would make pages of the
-/// database resident in the process (the kernel maps ~64 KiB around each touched page).
-pub fn read_block_via(
-    file: &dyn RandomAccessFile,
-    file_size: u64,
-    handle: BlockHandle,
-    verify: bool,
-    max_size: usize,
-    use_map: bool,
-) -> Result<BlockContents> {
     check_handle(handle, file_size, max_size)?;
     let n = handle.size as usize;
-    // A mapped file: decode straight from the mapping (a block beyond the mapped length, in
-    // a file shorter than the MANIFEST says, takes the read path, which reports it).
-    if let Some(map) = file.mapped().filter(|_| use_map) {
-        let start = handle.offset as usize;
-        if let Some(raw) = map.get(start..start + n + BLOCK_TRAILER_SIZE) {
-            return decode_block_slice(raw, verify, max_size)
-                .map_err(|e| e.at_offset(handle.offset));
-        }
-    }
     let raw = read_exact_at(file, handle.offset, n + BLOCK_TRAILER_SIZE)?;
     decode_block(raw, verify, max_size).map_err(|e| e.at_offset(handle.offset))
 }
@@ -163,7 +143,7 @@ pub fn decode_block_slice(raw: &[u8], verify: bool, max_size: usize) -> Result<B
 }
 
 /// Verifies the trailer's CRC (if asked); returns the payload length.
-fn check_trailer(raw: &[u8], verify: bool) -> Result<usize> {
+pub fn check_trailer(raw: &[u8], verify: bool) -> Result<usize> {
     let n = raw
         .len()
         .checked_sub(BLOCK_TRAILER_SIZE)

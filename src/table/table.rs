@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use super::block::{Block, BlockIter};
 use super::filter_block::FilterBlockReader;
 use super::format::{
-    check_handle, decode_block_slice, read_block, read_block_via, BlockHandle, Footer,
+    check_handle, check_trailer, decode_block_slice, read_block, BlockHandle, Footer,
     BLOCK_TRAILER_SIZE, FOOTER_SIZE,
 };
 use super::readahead::{Readahead, ReadaheadPool, Successor};
@@ -36,6 +36,10 @@ pub struct TableSettings {
 
 pub struct Table {
     file: Arc<dyn RandomAccessFile>,
+    /// The file's memory map, when the storage maps it: point reads and user iterators
+    /// borrow uncompressed data blocks from it (`Block::mapped`) and decompress the others
+    /// straight out of it.
+    map: Option<bytes::Bytes>,
     name: String,
     size: u64,
     settings: TableSettings,
@@ -104,6 +108,7 @@ impl Table {
 
         let cache_id = settings.block_cache.as_ref().map_or(0, |c| c.new_id());
         Ok(Table {
+            map: file.mapped_shared(),
             file,
             name: name.to_string(),
             size,
@@ -157,7 +162,11 @@ impl Table {
         // map. Bulk reads (fill_cache off) read with pread.
         let block = self.read_block_via(handle, options.verify_checksums, options.fill_cache)?;
         let block = Arc::new(block.0);
-        if options.fill_cache {
+        // A block borrowed from the map is not cached (as in LevelDB): borrowing it again
+        // costs less than a cache entry's insert and eviction (3B random reads without
+        // compression, 1 M: 2.6-2.7 us/op uncached, 2.95 cached), and a cached borrow would
+        // keep its table mapped (and, once compacted away, its disk space) while cached.
+        if options.fill_cache && !block.is_mapped() {
             if let Some(cache) = &self.settings.block_cache {
                 cache.insert(key, block.clone(), block.charge());
             }
@@ -177,19 +186,50 @@ impl Table {
         verify: bool,
         use_map: bool,
     ) -> Result<(Block, u8)> {
-        let contents = read_block_via(
+        if let Some(map) = self.map.as_ref().filter(|_| use_map) {
+            if let Some(read) = self.read_mapped(map, handle, verify) {
+                return read.map_err(|e| e.in_file(self.name.clone()).at_offset(handle.offset));
+            }
+        }
+        let contents = read_block(
             &*self.file,
             self.size,
             handle,
             verify,
             self.settings.max_block_size,
-            use_map,
         )
         .map_err(|e| e.in_file(self.name.clone()))?;
         let id = contents.compression_id;
         let block = Block::new(contents.data)
             .map_err(|e| e.in_file(self.name.clone()).at_offset(handle.offset))?;
         Ok((block, id))
+    }
+
+    /// The block at `handle` out of the file's map: an uncompressed block is borrowed (no
+    /// copy, as LevelDB reads its mapped tables), a compressed one decompressed from it. `None`
+    /// when the block lies beyond the mapped length (a file shorter than the MANIFEST says:
+    /// the read path reports it).
+    fn read_mapped(
+        &self,
+        map: &bytes::Bytes,
+        handle: BlockHandle,
+        verify: bool,
+    ) -> Option<Result<(Block, u8)>> {
+        let max = self.settings.max_block_size;
+        if let Err(e) = check_handle(handle, self.size, max) {
+            return Some(Err(e));
+        }
+        let start = handle.offset as usize;
+        let n = handle.size as usize;
+        let raw = map.get(start..start + n + BLOCK_TRAILER_SIZE)?;
+        Some((|| {
+            if raw[n] != 0 {
+                let contents = decode_block_slice(raw, verify, max)?;
+                return Ok((Block::new(contents.data)?, contents.compression_id));
+            }
+            check_trailer(raw, verify)?;
+            Ok((Block::mapped(map.slice(start..start + n))?, 0))
+        })())
     }
 
     /// Every data block's handle, in file order (decoded from the index once).

@@ -415,3 +415,119 @@ fn readahead_iterators_dropped_midway_leave_the_pool_usable() {
     it.status().unwrap();
     assert_eq!(n, entries.len());
 }
+
+/// A memory-mapped table lends its uncompressed data blocks (no copy, never cached) and
+/// decompresses the others out of the map; every read answers as with `pread`. A lent block
+/// outlives its table, its file handle and the file's name; damage in a lent block is
+/// reported with the table's name and the block's offset.
+#[cfg(not(target_arch = "wasm32"))]
+#[test]
+fn mapped_tables_lend_uncompressed_blocks() {
+    use crate::storage::FsStorage;
+    let dir = tempfile::tempdir().unwrap();
+    let entries = model(3000, 31);
+    let mut rng = Random::new(3);
+    let open = |fs: &FsStorage, path: &str, size: u64, cache: &Arc<Cache<Arc<Block>>>| {
+        Arc::new(
+            Table::open(
+                fs.open_random(path).unwrap(),
+                path,
+                size,
+                TableSettings {
+                    block_cache: Some(cache.clone()),
+                    max_block_size: 1 << 24,
+                    verify_checksums: true,
+                    readahead: None,
+                },
+            )
+            .unwrap(),
+        )
+    };
+    for compression in [CompressionType::None, CompressionType::Snappy] {
+        let (s, size) = build_table(&entries, compression, 1024);
+        let path = dir.path().join(format!("{compression:?}.ldb"));
+        let path = path.to_str().unwrap().to_string();
+        std::fs::write(&path, s.contents("t.ldb").unwrap()).unwrap();
+        for (fs, mapped) in [(FsStorage::new(), true), (FsStorage::without_mmap(), false)] {
+            let cache = Arc::new(Cache::new(64 << 20));
+            let table = open(&fs, &path, size, &cache);
+            let mut it = table.iter(ReadOptions::default());
+            check_iterator(&mut it, &entries, &mut rng);
+            for (k, v) in entries.iter().step_by(5) {
+                let (fk, fv) = table
+                    .internal_get(&ReadOptions::default(), k)
+                    .unwrap()
+                    .unwrap();
+                assert_eq!((&fk, &fv), (k, v));
+            }
+            let handles = table.data_handles().unwrap().to_vec();
+            assert!(handles.len() > 50, "{} blocks", handles.len());
+            let lent = mapped && compression == CompressionType::None;
+            let block = table
+                .block_at(handles[7], &ReadOptions::default())
+                .unwrap();
+            assert_eq!(block.is_mapped(), lent, "{compression:?} mapped {mapped}");
+            // Lent blocks are not cached; every other block read is (each at least its
+            // stored size: a decompressed block is larger).
+            let stored: usize = handles.iter().map(|h| h.size as usize).sum();
+            if lent {
+                assert_eq!(cache.usage(), 0);
+            } else {
+                assert!(cache.usage() >= stored, "{} < {stored}", cache.usage());
+            }
+            // The block outlives the table, its file and the file's name.
+            drop(it);
+            drop(table);
+            let copy = format!("{path}.gone.ldb");
+            std::fs::copy(&path, &copy).unwrap();
+            let t2 = open(&fs, &copy, size, &Arc::new(Cache::new(0)));
+            let b2 = t2.block_at(handles[9], &ReadOptions::default()).unwrap();
+            drop(t2);
+            std::fs::remove_file(&copy).unwrap();
+            let mut bi = b2.iter();
+            bi.seek_to_first();
+            let first = entries.iter().position(|(k, _)| k == bi.key()).unwrap();
+            let mut n = 0;
+            while bi.valid() {
+                assert_eq!(bi.key(), &entries[first + n].0[..]);
+                assert_eq!(bi.value(), &entries[first + n].1[..]);
+                n += 1;
+                bi.next();
+            }
+            bi.status().unwrap();
+            assert!(n > 0);
+            assert_eq!(b2.is_mapped(), lent);
+        }
+        // Damage inside block 20's payload: found by the checksum, named by file and offset,
+        // through the map and through pread alike.
+        let (_, size) = build_table(&entries, compression, 1024);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let cache = Arc::new(Cache::new(1 << 20));
+        let handles = open(&FsStorage::new(), &path, size, &cache)
+            .data_handles()
+            .unwrap()
+            .to_vec();
+        let target = handles[20];
+        bytes[target.offset as usize + 5] ^= 0x10;
+        let bad = format!("{path}.bad.ldb");
+        std::fs::write(&bad, &bytes).unwrap();
+        for fs in [FsStorage::new(), FsStorage::without_mmap()] {
+            let table = open(&fs, &bad, size, &cache);
+            let err = table
+                .block_at(target, &ReadOptions::default())
+                .err()
+                .expect("a damaged block is refused");
+            assert!(err.is_corruption(), "{err}");
+            assert!(err.to_string().contains("checksum"), "{err}");
+            assert_eq!(err.file(), Some(bad.as_str()));
+            assert_eq!(err.offset(), Some(target.offset));
+            // Its neighbours still read.
+            table
+                .block_at(handles[19], &ReadOptions::default())
+                .unwrap();
+            table
+                .block_at(handles[21], &ReadOptions::default())
+                .unwrap();
+        }
+    }
+}
