@@ -463,10 +463,19 @@ fn mapped_tables_lend_uncompressed_blocks() {
             let handles = table.data_handles().unwrap().to_vec();
             assert!(handles.len() > 50, "{} blocks", handles.len());
             let lent = mapped && compression == CompressionType::None;
-            let block = table
-                .block_at(handles[7], &ReadOptions::default())
-                .unwrap();
+            let block = table.block_at(handles[7], &ReadOptions::default()).unwrap();
             assert_eq!(block.is_mapped(), lent, "{compression:?} mapped {mapped}");
+            // Bulk reads (cache off) read with pread: a whole-database pass through the map
+            // would make the database resident.
+            let bulk = ReadOptions {
+                fill_cache: false,
+                ..ReadOptions::default()
+            };
+            let b = table.block_at(handles[8], &bulk).unwrap();
+            assert!(!b.is_mapped());
+            let mut bi = b.iter();
+            bi.seek_to_first();
+            assert!(entries.iter().any(|(k, _)| k == bi.key()));
             // Lent blocks are not cached; every other block read is (each at least its
             // stored size: a decompressed block is larger).
             let stored: usize = handles.iter().map(|h| h.size as usize).sum();
