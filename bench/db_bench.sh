@@ -109,10 +109,9 @@ for p in ${PEER_LIST[@]+"${PEER_LIST[@]}"}; do
   echo "$p $(bench_pkg_version "$p")" >> "$VERSIONS"
 done
 
-DATE=$(date -u +%Y-%m-%d)
 python3 -c 'import matplotlib' 2>/dev/null ||
   python3 -m pip install --disable-pip-version-check -q matplotlib || true  # the chart only
-python3 - "$OUT/db_bench.jsonl" "$RESULTS_DIR/db_bench-$DATE" "$NUM" "$VERSIONS" "$ROUNDS" <<'PY'
+python3 - "$OUT/db_bench.jsonl" "$(result_base db_bench)" "$NUM" "$VERSIONS" "$ROUNDS" <<'PY'
 import json, os, platform, re, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 base, num, rounds = sys.argv[2], int(sys.argv[3]), int(sys.argv[5])

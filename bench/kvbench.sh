@@ -55,7 +55,7 @@ done
 source bench/results_dir.sh
 python3 -c 'import matplotlib' 2>/dev/null ||
   python3 -m pip install --disable-pip-version-check -q matplotlib || true  # the chart only
-python3 - "$OUT/kvbench.jsonl" "$RESULTS_DIR/kvbench-$(date -u +%F)" "$ROUNDS" <<'PY'
+python3 - "$OUT/kvbench.jsonl" "$(result_base kvbench)" "$ROUNDS" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 base, rounds = sys.argv[2], int(sys.argv[3])

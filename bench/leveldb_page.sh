@@ -22,4 +22,4 @@ done
 STRATA_BENCH_SAVE=0 STRATA_DB_BENCH_ROUNDS=1 STRATA_RESULTS_DIR="$(mktemp -d)" bash bench/db_bench.sh --num=1000 --rounds=1 --no-build >/dev/null
 if [ "$BUILD" = 1 ]; then cargo build --release --quiet --bin strata; fi
 source bench/results_dir.sh
-python3 bench/leveldb_page.py target/bench "$RESULTS_DIR/leveldb-page-$(date -u +%F)" ${ARGS[@]+"${ARGS[@]}"}
+python3 bench/leveldb_page.py target/bench "$(result_base leveldb-page)" ${ARGS[@]+"${ARGS[@]}"}

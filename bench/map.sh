@@ -19,7 +19,7 @@ if [[ ! -f $world/level.dat ]]; then
   "$cli" gen-world "$world" --chunks-x 400 --chunks-z 400 --seed 7
 fi
 day=$(date -u +%F)
-report=$RESULTS_DIR/map-$day.md
+report=$(result_base map).md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 {

@@ -73,7 +73,7 @@ fi
 echo "contents identical: $a"
 
 source bench/results_dir.sh
-out=$RESULTS_DIR/prune-$(date -u +%F).json
+out=$(result_base prune).json
 cat > "$out" <<JSON
 {
   "world": "$(basename "$WORLD")",

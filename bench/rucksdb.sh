@@ -115,5 +115,5 @@ MACHINE="$(bench_cpu_model); load average before $LOAD_BEFORE, after $(bench_loa
 source bench/results_dir.sh
 python3 -c 'import matplotlib' 2>/dev/null ||
   python3 -m pip install --disable-pip-version-check -q matplotlib || true  # the chart only
-python3 bench/rucksdb_report.py "$JSONL" "$RESULTS_DIR/rucksdb-$(date -u +%F)" \
+python3 bench/rucksdb_report.py "$JSONL" "$(result_base rucksdb)" \
   --num "$NUM" --rounds "$ROUNDS" --versions "$VERSIONS" --machine "$MACHINE"
