@@ -7,7 +7,7 @@
 # through bench/lmdb_bench.cc, kvbench's), harnesses with the same workloads, keys, values and
 # seeds (bench/harness.h). Prints a
 # table of micros/op and the ratios peer/Strata per workload (> 1: Strata is faster) and writes
-# bench/results/db_bench-<date>.{json,md}. A workload a peer has no counterpart for (SQLite:
+# bench/results/db_bench-<date>[-N].{json,md}. A workload a peer has no counterpart for (SQLite:
 # compact) shows "-".
 #
 # usage: bash bench/db_bench.sh [--num=N] [--rounds=R] [--no-build]

@@ -7,7 +7,7 @@
 #                   (fillsync of 100 pairs: µs per durable put)
 #   footprint       bytes on disk of 1,000 pairs of 1,000 bytes after close (Snappy for Strata
 #                   and LevelDB, whose values compress to half; LMDB stores them as they are)
-# Writes target/bench-results/kvbench-<date>.{json,md} (bench/results_dir.sh).
+# Writes target/bench-results/kvbench-<date>[-N].{json,md} (bench/results_dir.sh).
 #   bash bench/kvbench.sh [--rounds R] [--no-build]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -3,7 +3,7 @@
 # (bench/leveldb_page.py): baseline, large values, batch writes, synchronous writes, compression
 # off, more memory, larger caches, no-compression reads, random reads after compaction.
 # Strata, LevelDB, RocksDB, SQLite, Kyoto TreeDB and LMDB; the page's published figures as a
-# reference column. Writes target/bench-results/leveldb-page-<date>.{md,json}.
+# reference column. Writes target/bench-results/leveldb-page-<date>[-N].{md,json}.
 #   bash bench/leveldb_page.sh [--num N] [--engines strata,leveldb,...] [--no-build]
 set -euo pipefail
 cd "$(dirname "$0")/.."

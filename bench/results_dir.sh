@@ -1,4 +1,5 @@
-# Sourced by the benchmark scripts: where a run writes its reports.
+# Sourced by the benchmark scripts: where a run writes its reports (NAME-<date>[-N], see
+# result_base).
 #   default:             target/bench-results/ (ignored by git: running a benchmark, or
 #                        `npm start`, leaves the checkout clean)
 #   STRATA_BENCH_SAVE=1: bench/results/, the reference results kept in the repository

@@ -11,7 +11,7 @@
 #
 # Every engine gets RucksDB's configuration: a 4 MB write buffer (writes_during_flush: 1 MB),
 # a 10-bit bloom filter, Snappy. Rounds interleave the engines; each workload keeps its best
-# round. Writes <results>/rucksdb-<date>.{md,json,svg,png} (bench/results_dir.sh): a table per
+# round. Writes <results>/rucksdb-<date>[-N].{md,json,svg,png} (bench/results_dir.sh): a table per
 # group with RucksDB's published figure as a reference column, each system, ratios vs LevelDB,
 # and one chart (bench/rucksdb_report.py).
 #

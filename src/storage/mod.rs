@@ -21,6 +21,8 @@ mod fs;
 pub mod js_host;
 mod mem;
 
+/// The shared byte handle of `RandomAccessFile::mapped_shared` (the `bytes` crate).
+pub use bytes::Bytes;
 pub use fault::{DirPolicy, FaultStorage, Op, OpCounts, OpKind};
 #[cfg(not(target_arch = "wasm32"))]
 pub use fs::FsStorage;
@@ -32,15 +34,15 @@ pub trait RandomAccessFile: Send + Sync {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize>;
     /// Current size of the file in bytes.
     fn size(&self) -> Result<u64>;
-    /// The whole file as memory, when the backend maps it (immutable table files natively):
-    /// readers then slice blocks out of it instead of reading them into a buffer.
+    /// The whole file as memory, when the backend maps it (immutable table files natively).
     fn mapped(&self) -> Option<&[u8]> {
         None
     }
-    /// `mapped` as a shared, reference-counted handle: a block borrowed from it (an
-    /// uncompressed data block, `table::Table::block_at`) keeps the mapping alive after the
-    /// file is closed. `Some` exactly when `mapped` is.
-    fn mapped_shared(&self) -> Option<bytes::Bytes> {
+    /// `mapped` as a shared, reference-counted handle: readers slice blocks out of it, and a
+    /// block lent from it (an uncompressed data block, `table::Table::block_at`) keeps the
+    /// mapping alive after the file is closed. A backend that maps implements both (`Some`
+    /// from each for the same files); readers use this one.
+    fn mapped_shared(&self) -> Option<Bytes> {
         None
     }
 }

@@ -7,7 +7,8 @@
 //! (RocksDB's merger; LevelDB compares against every child on every step): a step moves only
 //! the current child, the heap's root, and sifts it down, so a step costs O(log n) comparisons
 //! when the children interleave (a random fill's level-0 files: readseq over 7 of them plus
-//! two levels) and two when one child holds a long run. The heap is rebuilt on seeks and
+//! two levels) and one when the root keeps the lead (a child holding a long run: the root's
+//! runner-up is remembered while heap positions 1 and 2 stay put). The heap is rebuilt on seeks and
 //! direction changes. Equal keys come in child order forward, reverse child order backward.
 
 use std::cmp::Ordering;
@@ -93,7 +94,8 @@ impl MergingIterator {
         self.note_errors();
     }
 
-    /// Restores the heap below position `i`, whose child's key may have moved back.
+    /// Restores the heap below position `i`, whose child moved on in the direction of travel
+    /// (or was replaced by the heap's last child).
     fn sift_down(&mut self, mut i: usize) {
         let (children, heap, dir) = (&self.children, &mut self.heap, self.direction);
         let n = heap.len();
@@ -134,11 +136,18 @@ impl MergingIterator {
         let cur = self.heap[0];
         let c = &self.children[cur];
         if c.valid() {
-            // The common case of a long run: the root still comes before its runner-up.
             if let Some(r) = self.root_runner_up {
+                // The common case of a long run: the root still comes before its runner-up.
                 if !comes_first(&self.children, self.direction, self.heap[r], cur) {
                     return;
                 }
+                // The runner-up takes the lead (that comparison is not repeated): the old root
+                // sinks on from its place.
+                self.heap.swap(0, r);
+                self.root_runner_up = None;
+                self.current = Some(self.heap[0]);
+                self.sift_down(r);
+                return;
             }
         } else {
             if let Err(e) = c.status() {
@@ -257,11 +266,13 @@ mod tests {
     use crate::util::random::Random;
 
     /// A sorted in-memory child; with `fail_after`, moving past that many entries forward
-    /// makes it invalid with an error (a damaged block met mid-scan).
+    /// makes it invalid with an error (a damaged block met mid-scan); with `fail_at_back`,
+    /// so does stepping back onto that entry.
     struct VecIter {
         entries: Vec<(Vec<u8>, Vec<u8>)>,
         pos: usize,
         fail_after: Option<usize>,
+        fail_at_back: Option<usize>,
         error: Option<Error>,
     }
 
@@ -272,6 +283,7 @@ mod tests {
                 entries,
                 pos,
                 fail_after,
+                fail_at_back: None,
                 error: None,
             }
         }
@@ -304,6 +316,9 @@ mod tests {
         }
         fn prev(&mut self) {
             self.pos = self.pos.checked_sub(1).unwrap_or(self.entries.len());
+            if self.fail_at_back == Some(self.pos) {
+                self.error = Some(Error::corruption("damaged test child"));
+            }
         }
         fn key(&self) -> &[u8] {
             &self.entries[self.pos].0
@@ -457,6 +472,51 @@ mod tests {
                 assert_eq!((it.key(), it.value()), (&want[n].0[..], &want[n].1[..]));
                 n += 1;
                 it.next();
+            }
+            assert_eq!(n, stop);
+            assert!(it.status().is_err());
+            checked += 1;
+        }
+        assert!(checked > 100, "only {checked} rounds had a child to damage");
+    }
+
+    #[test]
+    fn a_child_failing_mid_scan_backward_stops_the_merge() {
+        let mut rng = Random::new(304);
+        let mut checked = 0;
+        for _ in 0..200 {
+            let ch = children(&mut rng, false);
+            let Some(victim) = (0..ch.len()).find(|&c| ch[c].len() > 5) else {
+                continue;
+            };
+            let fail_at = rng.uniform(ch[victim].len() as u32 - 1) as usize;
+            let mut it = MergingIterator::new(
+                ch.iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let mut v = VecIter::new(c.clone(), None);
+                        if i == victim {
+                            v.fail_at_back = Some(fail_at);
+                        }
+                        Box::new(v) as Box<dyn InternalIterator>
+                    })
+                    .collect(),
+            );
+            // Backward, the merge yields exactly the entries down to the victim's last good
+            // one: stepping back from it onto the damaged entry stops the merge.
+            let mut want = expected(&ch);
+            want.reverse();
+            let stop = want
+                .iter()
+                .position(|e| *e == ch[victim][fail_at + 1])
+                .unwrap()
+                + 1;
+            let mut n = 0;
+            it.seek_to_last();
+            while it.valid() {
+                assert_eq!((it.key(), it.value()), (&want[n].0[..], &want[n].1[..]));
+                n += 1;
+                it.prev();
             }
             assert_eq!(n, stop);
             assert!(it.status().is_err());

@@ -219,9 +219,11 @@ impl Table {
         if let Err(e) = check_handle(handle, self.size, max) {
             return Some(Err(e));
         }
-        let start = handle.offset as usize;
-        let n = handle.size as usize;
-        let raw = map.get(start..start + n + BLOCK_TRAILER_SIZE)?;
+        // check_handle bounded offset + size + trailer by the file's size; a host whose usize
+        // cannot hold them (never mapped today) takes the read path.
+        let start = usize::try_from(handle.offset).ok()?;
+        let n = usize::try_from(handle.size).ok()?;
+        let raw = map.get(start..start.checked_add(n + BLOCK_TRAILER_SIZE)?)?;
         Some((|| {
             if raw[n] != 0 {
                 let contents = decode_block_slice(raw, verify, max)?;

@@ -448,7 +448,9 @@ fn mapped_tables_lend_uncompressed_blocks() {
         let path = dir.path().join(format!("{compression:?}.ldb"));
         let path = path.to_str().unwrap().to_string();
         std::fs::write(&path, s.contents("t.ldb").unwrap()).unwrap();
-        for (fs, mapped) in [(FsStorage::new(), true), (FsStorage::without_mmap(), false)] {
+        // Tables are mapped on 64-bit hosts (and never by `without_mmap`).
+        let maps = cfg!(target_pointer_width = "64");
+        for (fs, mapped) in [(FsStorage::new(), maps), (FsStorage::without_mmap(), false)] {
             let cache = Arc::new(Cache::new(64 << 20));
             let table = open(&fs, &path, size, &cache);
             let mut it = table.iter(ReadOptions::default());
@@ -492,6 +494,8 @@ fn mapped_tables_lend_uncompressed_blocks() {
             let t2 = open(&fs, &copy, size, &Arc::new(Cache::new(0)));
             let b2 = t2.block_at(handles[9], &ReadOptions::default()).unwrap();
             drop(t2);
+            // (Unix lets a mapped file's name go; Windows refuses while a view is open.)
+            #[cfg(unix)]
             std::fs::remove_file(&copy).unwrap();
             let mut bi = b2.iter();
             bi.seek_to_first();
