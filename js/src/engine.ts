@@ -40,6 +40,7 @@ export interface WasmDatabase {
   // Bedrock worlds (src/wasm/world.rs).
   worldSummary(): string;
   chunkList(dimension: number): Int32Array;
+  contentIdentity(): Uint8Array;
   renderMap(dimension: number, pixelsPerChunk: number, layer?: string, y?: number, chunksPerPixel?: number, region?: Int32Array, chunks?: Int32Array): WasmMapImage;
   surfaceTiles(dimension: number, coords: Int32Array): Uint8Array;
   chunkRecords(dimension: number, x: number, z: number): string;
@@ -468,6 +469,10 @@ export class Engine {
 
   chunkList(h: number, dimension: number): Int32Array {
     return this.db(h).chunkList(dimension);
+  }
+
+  contentIdentity(h: number): Uint8Array {
+    return this.db(h).contentIdentity();
   }
 
   renderMap(h: number, dimension: number, pixelsPerChunk: number, layer?: string, y?: number, chunksPerPixel?: number, region?: Int32Array, chunks?: Int32Array): WasmMapImage {

@@ -31,6 +31,7 @@ const OPS = new Set([
   'openWorld',
   'worldSummary',
   'chunkList',
+  'contentIdentity',
   'renderMap',
   'surfaceTiles',
   'chunkRecords',

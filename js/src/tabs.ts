@@ -41,6 +41,7 @@ const RESENDABLE = new Set([
   'recovery',
   'worldSummary',
   'chunkList',
+  'contentIdentity',
   'renderMap',
   'surfaceTiles',
   'chunkRecords',

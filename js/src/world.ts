@@ -255,6 +255,14 @@ export class World {
     return out;
   }
 
+  /** Bytes that identify the world's database contents (the last sequence, every live table's
+   * number, size and key range, every log's bytes): equal identities mean equal
+   * entries, so something derived from the world (a chunk index) can be kept under their hash
+   * and reused when the same world is opened again. Reads no data block. */
+  async contentIdentity(): Promise<Uint8Array> {
+    return (await this.call('contentIdentity', [])) as Uint8Array;
+  }
+
   /** A top-down map; `pixelsPerChunk` 1, 2, 4, 8 or 16; `layer` `relief` (default: biome
    * colour shaded by height), `surface` (real top blocks), `height`, `biome`, `slime` or
    * `cave` (the first block at or below `y`, which it needs). `region` `[x0, z0, x1, z1]`

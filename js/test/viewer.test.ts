@@ -89,6 +89,16 @@ async function openWith(selector: string, files: string): Promise<Shown> {
   });
 }
 
+/** Chunk lists of the world shown that came from the kept chunk index (www/src/chunk-index),
+ * once the lists of the last pass are kept. */
+function chunkListsCached(): Promise<number> {
+  return page.evaluate(async () => {
+    const v = (window as unknown as { strataViewer: { chunkListsKept(): Promise<unknown>; chunkListsCached(): number } }).strataViewer;
+    await v.chunkListsKept();
+    return v.chunkListsCached();
+  });
+}
+
 /** Canvas pixels that are not the background colour. */
 function mapPixels(): Promise<number> {
   return page.evaluate(() => {
@@ -374,6 +384,8 @@ describe('world viewer in Chromium', () => {
 
     const shown = await openWith('#open-mcworld', file);
     expect(shown.state).toBe('ready');
+    expect(shown.chunks).toBe(String(chunks.length));
+    await chunkListsCached(); // the list is kept (an earlier test may have kept it already)
     await page.fill('#selection', area);
     await page.waitForSelector(`#map[data-selected="${inArea}"]`);
     await page.evaluate(() => (document.body.dataset.state = 'idle'));
@@ -425,6 +437,9 @@ describe('world viewer in Chromium', () => {
     expect(await staged()).toEqual({ edits: '0', redo: '0', chunks: undefined, records: undefined, bytes: undefined, items: 0 });
     expect(await page.getAttribute('#world-summary', 'data-entries')).toBe(String(want.entries));
     expect(await page.getAttribute('#world-summary', 'data-crc32c')).toBe(String(want.crc32c));
+    // The edited world is indexed afresh (its identity changed): never the kept list.
+    expect(await chunkListsCached()).toBe(0);
+    expect(await page.getAttribute('#map', 'data-chunks')).toBe(String(chunks.length - inArea));
     await page.screenshot({ path: path.join(artifacts, 'editor-deleted.png'), fullPage: true });
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-mcworld')]);
     expect(download.suggestedFilename()).toMatch(/\.mcworld$/);
@@ -448,6 +463,10 @@ describe('world viewer in Chromium', () => {
     const reopened = await openWith('#open-mcworld', out);
     expect([reopened.state, reopened.entries, reopened.crc32c]).toEqual(['ready', String(want.entries), String(want.crc32c)]);
     expect(fs.readFileSync(file).equals(original)).toBe(true);
+    // The original opened again: its chunk list comes from the kept index, the same list.
+    const again = await openWith('#open-mcworld', file);
+    expect([again.state, again.chunks, again.entries, again.crc32c]).toEqual(['ready', String(chunks.length), shown.entries, shown.crc32c]);
+    expect(await chunkListsCached()).toBe(1);
   });
 
   test('the NBT editor: level.dat and a record edited as SNBT, bad text refused, the export carries the edit', async () => {
@@ -767,6 +786,15 @@ describe('world viewer in Chromium', () => {
           `PSS peak: page + workers ${mib(peak.renderer)}, all of Chromium ${mib(peak.all)}`,
       );
       if (chromiumPss()) expect(peak.renderer).toBeGreaterThan(0);
+      // Opened again, the world's chunk index comes from the kept one (same identity): the
+      // same figures, the first picture without the pass over every block.
+      expect(await chunkListsCached()).toBe(0);
+      const again = await openWith('#open-folder', dir);
+      expect([again.state, again.chunks, again.message]).toEqual(['ready', '160000', '160000 of 160000 chunks drawn. Click a chunk to inspect its records.']);
+      expect(await page.getAttribute('#map', 'data-slime-chunks')).toBe(String(relief.slimeChunks));
+      expect(await chunkListsCached()).toBe(1);
+      const timesAgain = await page.evaluate(() => (window as unknown as { strataViewer: { mapTimes(): Record<string, number> } }).strataViewer.mapTimes());
+      console.log(`160,000-chunk world opened again (chunk index kept): ${JSON.stringify(timesAgain)}`);
     } finally {
       clearInterval(sampler);
     }

@@ -124,6 +124,37 @@ describe('Bedrock worlds through World', () => {
     });
   }
 
+  test('content identity: one world in place and as a .mcworld alike, another world and an edit not', async () => {
+    const dir = path.join(worldsDir, 'amulet_1_16');
+    const zip = path.join(tempDir('identity'), 'amulet_1_16.mcworld');
+    zipWorld(dir, zip, 'My World');
+    const identity = async (open: () => Promise<World>) => {
+      const w = await open();
+      try {
+        return Buffer.from(await w.contentIdentity());
+      } finally {
+        await w.close();
+      }
+    };
+    const inPlace = await identity(() => openWorld(dir));
+    expect(inPlace.length).toBeGreaterThan(100);
+    expect((await identity(() => openWorld(dir))).equals(inPlace)).toBe(true);
+    expect((await identity(() => openMcworld(fs.readFileSync(zip)))).equals(inPlace)).toBe(true);
+    expect((await identity(() => openWorld(path.join(worldsDir, 'amulet_1_18_vanilla')))).equals(inPlace)).toBe(false);
+    // An edit (on a writable copy in memory) changes it. (A writable open already does: it
+    // writes its log's entries into a table and starts a new log.)
+    const w = await openMcworld(fs.readFileSync(zip), { writable: true });
+    try {
+      const opened = Buffer.from(await w.contentIdentity());
+      expect(Buffer.from(await w.contentIdentity()).equals(opened)).toBe(true);
+      const [x, z] = (await w.chunks(0))[0]!;
+      expect((await w.deleteChunks(0, `${x},${z}`)).chunks).toBe(1);
+      expect(Buffer.from(await w.contentIdentity()).equals(opened)).toBe(false);
+    } finally {
+      await w.close();
+    }
+  });
+
   test('level.dat fields and NBT values', async () => {
     const w = await openWorld(path.join(worldsDir, 'amulet_1_16'));
     try {

@@ -38,6 +38,51 @@ pub struct VerifyReport {
 }
 
 impl Db {
+    /// Bytes that identify the database's contents, for a cache of something derived from
+    /// them (the viewer keeps a world's chunk index under their SHA-256): the last sequence;
+    /// every live table's level, number, size and key range (the MANIFEST's record of it);
+    /// and the name, length and bytes of every log in the folder (the writes not in a table
+    /// yet). A write changes them (its sequence, its log bytes). Equal identities mean equal
+    /// entries unless a table was rewritten in place keeping its number, size and key range
+    /// (tables are immutable in every LevelDB). Reads the logs only: no table is opened (a
+    /// world of 130 tables picked as a folder: 180 ms with each table's footer read too).
+    pub fn content_identity(&self) -> Result<Vec<u8>> {
+        let storage = self.storage();
+        let dir = self.dir();
+        let mut out = Vec::new();
+        out.extend_from_slice(b"strata-content-identity-1\0");
+        out.extend_from_slice(&self.last_sequence().to_le_bytes());
+        let version = self.version();
+        for (level, files) in version.files.iter().enumerate() {
+            for f in files {
+                out.extend_from_slice(&(level as u64).to_le_bytes());
+                out.extend_from_slice(&f.number.to_le_bytes());
+                out.extend_from_slice(&f.file_size.to_le_bytes());
+                for key in [&f.smallest, &f.largest] {
+                    out.extend_from_slice(&(key.len() as u64).to_le_bytes());
+                    out.extend_from_slice(key);
+                }
+            }
+        }
+        let mut logs: Vec<String> = storage
+            .list(dir)?
+            .into_iter()
+            .filter(|n| n.ends_with(".log"))
+            .collect();
+        logs.sort();
+        for name in logs {
+            let path = crate::storage::join(dir, &name);
+            let file = storage.open_random(&path)?;
+            let len = file.size()?;
+            let bytes = read_exact_at(&*file, 0, len as usize)?;
+            out.extend_from_slice(&(name.len() as u64).to_le_bytes());
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(&bytes);
+        }
+        Ok(out)
+    }
+
     /// Reads every data block of one live table, checking everything it can.
     pub fn table_stats(&self, file: &FileMetaData) -> Result<TableStats> {
         let table = self.table_cache().table(file.number, file.file_size)?;

@@ -165,6 +165,13 @@ impl Database {
         Ok(list.into_iter().flat_map(|(x, z)| [x, z]).collect())
     }
 
+    /// Bytes that identify the world's database contents (`Db::content_identity`): the page
+    /// keeps chunk indexes under their SHA-256, so a world opened again skips the pass.
+    #[wasm_bindgen(js_name = contentIdentity)]
+    pub fn content_identity(&self) -> Result<Vec<u8>, JsValue> {
+        self.db()?.content_identity().map_err(js_err)
+    }
+
     /// A top-down map of `dimension` at `pixels_per_chunk` (1, 2, 4, 8 or 16) as an object:
     /// `width`, `height`, `rgba` (Uint8Array), `minChunkX`, `minChunkZ`, `pixelsPerChunk`,
     /// `chunksIndexed`, `chunksDrawn`, `chunksFailed`, `chunksWithoutSurface`, `layer`,

@@ -37,6 +37,7 @@ import { Editor, type EditorHost } from './editor/editor.js';
 import { SnbtEditor } from './editor/snbt-editor.js';
 import { EntityPanel } from './entities/entity-panel.js';
 import { Inspector, showValue } from './inspector.js';
+import { cachedChunks, identityOf, keepChunks, warmUp } from './chunk-index/cache.js';
 import { helperCount, MapHelpers } from './map-helpers/pool.js';
 import { KeyBrowser } from './keys.js';
 import type { DetailSource } from './map-detail.js';
@@ -308,7 +309,8 @@ let mapBands = 0;
 let helperOverride: string | null = null;
 /** Calls answered by map helpers for the world shown (bands and tiles; tests read it). */
 let mapHelperBands = 0;
-let mapTimes: { opened?: number; chunkIndex?: number; firstPicture?: number; mapDrawn?: number; ready?: number } = {};
+let mapTimes: { opened?: number; identity?: number; chunkIndex?: number; firstPicture?: number; mapDrawn?: number; ready?: number } = {};
+warmUp();
 let loadStart = 0;
 function mark(what: keyof typeof mapTimes): void {
   mapTimes[what] ??= Math.round(performance.now() - loadStart);
@@ -485,14 +487,39 @@ function baseMarkersOf(dimension: number): Marker[] {
 /** The chunk index of each dimension of the world shown, read once per open (the world
  * cannot change under the page: an edit reopens it, and the open reads the index again). A
  * layer picked on the 160,000-chunk world no longer waits 0.6 s for it. */
-let chunkIndex: { world: World; byDimension: Map<number, Array<[number, number]>> } | undefined;
+let chunkIndex:
+  | { world: World; byDimension: Map<number, Array<[number, number]>>; identity: Promise<string | undefined> }
+  | undefined;
+/** Tests: chunk lists of the world shown that came from the kept index (chunk-index/cache)
+ * rather than a pass over the database. */
+let chunkListsCached = 0;
+/** Tests: settles when the lists of the last pass are kept (or found not worth keeping). */
+let chunkListsKept: Promise<unknown> = Promise.resolve();
 async function chunksOf(w: World, dimension: 0 | 1 | 2): Promise<Array<[number, number]>> {
-  if (chunkIndex?.world !== w) chunkIndex = { world: w, byDimension: new Map() };
+  if (chunkIndex?.world !== w) {
+    // The identity is the world's as opened: a write made after (an edit) reopens the world,
+    // which starts a new index.
+    chunkIndex = { world: w, byDimension: new Map(), identity: identityOf(w) };
+    chunkListsCached = 0;
+  }
   const index = chunkIndex;
   const had = index.byDimension.get(dimension);
   if (had) return had;
+  const identity = await index.identity;
+  if (chunkIndex === index) mark('identity');
+  const kept = identity === undefined ? undefined : await cachedChunks(identity, dimension);
+  if (kept) {
+    if (chunkIndex === index) chunkListsCached += 1;
+    index.byDimension.set(dimension, kept);
+    return kept;
+  }
   const chunks = await w.chunks(dimension);
   index.byDimension.set(dimension, chunks);
+  // Kept only if the world did not change during the pass (its identity, read again, is the
+  // same), so a list is never kept under the identity of another state of the world.
+  if (identity !== undefined) {
+    chunkListsKept = identityOf(w).then((after) => (after === identity ? keepChunks(identity, dimension, chunks) : undefined));
+  }
   return chunks;
 }
 
@@ -1200,6 +1227,8 @@ document.addEventListener('drop', (ev) => {
   basePixels: () => mapView.basePixels(),
   /** Times (ms since the page's open of the world) of its first map picture and of the map finished. */
   mapTimes: () => ({ ...mapTimes }),
+  chunkListsCached: () => chunkListsCached,
+  chunkListsKept: () => chunkListsKept,
 };
 
 // The demo world, when the server offers one (npm run serve).
