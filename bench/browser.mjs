@@ -182,7 +182,7 @@ try {
   };
   const resultsDir = process.env.STRATA_BENCH_SAVE === '1' ? 'bench/results' : (process.env.STRATA_RESULTS_DIR ?? 'target/bench-results');
   fs.mkdirSync(path.join(repo, resultsDir), { recursive: true });
-  const base = path.join(repo, resultsDir, `browser-${date}`);
+  const base = freeStem(path.join(repo, resultsDir, `browser-${date}`));
   fs.writeFileSync(`${base}.json`, `${JSON.stringify(out, null, 2)}\n`);
   const fmt = (n, d = 0) => (n === null || n === undefined ? '—' : n.toLocaleString('en', { maximumFractionDigits: d, minimumFractionDigits: d }));
   const md = [
@@ -213,4 +213,13 @@ try {
   await context.close();
   server.close();
   if (!keptProfile) fs.rmSync(profile, { recursive: true, force: true });
+}
+
+/** `stem`, or `stem-2`, `-3`, … when saving and a report of that name is there: a second saved
+ * run on one day never overwrites the first (bench/results_dir.sh's result_base). */
+function freeStem(stem) {
+  if (process.env.STRATA_BENCH_SAVE !== '1') return stem;
+  let candidate = stem;
+  for (let n = 2; fs.existsSync(`${candidate}.json`) || fs.existsSync(`${candidate}.md`); n++) candidate = `${stem}-${n}`;
+  return candidate;
 }

@@ -150,7 +150,16 @@ const lines = [
 console.log(lines.join('\n'));
 const dirOut = process.env.STRATA_BENCH_SAVE === '1' ? path.join(repo, 'bench/results') : path.join(repo, 'target/bench-results');
 fs.mkdirSync(dirOut, { recursive: true });
-const stem = path.join(dirOut, `editor-browser-${new Date().toISOString().slice(0, 10)}`);
+const stem = freeStem(path.join(dirOut, `editor-browser-${new Date().toISOString().slice(0, 10)}`));
 fs.writeFileSync(`${stem}.json`, `${JSON.stringify(results, null, 2)}\n`);
 fs.writeFileSync(`${stem}.md`, lines.join('\n'));
 console.log(`written: ${stem}.{json,md}`);
+
+/** `stem`, or `stem-2`, `-3`, … when saving and a report of that name is there: a second saved
+ * run on one day never overwrites the first (bench/results_dir.sh's result_base). */
+function freeStem(stem) {
+  if (process.env.STRATA_BENCH_SAVE !== '1') return stem;
+  let candidate = stem;
+  for (let n = 2; fs.existsSync(`${candidate}.json`) || fs.existsSync(`${candidate}.md`); n++) candidate = `${stem}-${n}`;
+  return candidate;
+}

@@ -4,7 +4,7 @@
 # Defaults: the cached 250,000-entry Bedrock world made by bench/scan.sh --prepare, and 1M
 # entries for the db_bench-style workloads. Installs the peers (classic-level, leveldb-zlib
 # with its bundled linux-x64 binary: SKIP_BUILD=1, no compilation) into bench/node on first use,
-# and builds the wasm package and the native CLI. Writes bench/results/node-<date>.{json,md}.
+# and builds the wasm package and the native CLI. Writes bench/results/node-<date>[-N].{json,md}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORLD=
@@ -38,6 +38,6 @@ elif [ ! -d bench/node/node_modules/classic-level ]; then
   (cd bench/node && npm install --no-audit --no-fund --loglevel=error) ||
     (cd bench/node && npm install --no-audit --no-fund --ignore-scripts --loglevel=error)
 fi
-date=$(date -u +%Y-%m-%d)
 source bench/results_dir.sh
-node bench/node/bench.mjs --world "$WORLD" --num "$NUM" --out "$RESULTS_DIR/node-$date.json" | tee "$RESULTS_DIR/node-$date.md"
+base=$(result_base node)
+node bench/node/bench.mjs --world "$WORLD" --num "$NUM" --out "$base.json" | tee "$base.md"

@@ -3,7 +3,7 @@
 # 1 M, 10 M and 40 M entries of 16-byte keys and 100-byte values: ~116 MB, ~1.2 GB and
 # ~4.6 GB of raw data), Strata (`strata bench`) and Google's LevelDB (bench/leveldb_bench.cc,
 # built by bench/db_bench.sh) in one run; on-disk footprint after the compaction. Shows whether
-# throughput holds as data grows. Writes bench/results/scaling-<date>.{json,md}.
+# throughput holds as data grows. Writes bench/results/scaling-<date>[-N].{json,md}.
 #
 #   bash bench/scaling.sh [N ...]
 set -euo pipefail
@@ -39,7 +39,7 @@ for n in "${SIZES[@]}"; do
 done
 
 source bench/results_dir.sh
-python3 - "$JSONL" "$RESULTS_DIR/scaling-$(date -u +%Y-%m-%d)" <<'PY'
+python3 - "$JSONL" "$(result_base scaling)" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 base = sys.argv[2]
