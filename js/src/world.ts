@@ -256,9 +256,10 @@ export class World {
   }
 
   /** Bytes that identify the world's database contents (the last sequence, every live table's
-   * number, size and key range, every log's bytes): equal identities mean equal
-   * entries, so something derived from the world (a chunk index) can be kept under their hash
-   * and reused when the same world is opened again. Reads no data block. */
+   * number, size and key range, every log's bytes): any write changes them, and two worlds
+   * with equal identities hold the same tables (by number, size and key range) and logs, so
+   * something derived from the world (a chunk index) can be kept under their hash and reused
+   * when the same world is opened again. Reads no table. */
   async contentIdentity(): Promise<Uint8Array> {
     return (await this.call('contentIdentity', [])) as Uint8Array;
   }

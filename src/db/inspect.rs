@@ -42,17 +42,23 @@ impl Db {
     /// them (the viewer keeps a world's chunk index under their SHA-256): the last sequence;
     /// every live table's level, number, size and key range (the MANIFEST's record of it);
     /// and the name, length and bytes of every log in the folder (the writes not in a table
-    /// yet). A write changes them (its sequence, its log bytes). Equal identities mean equal
-    /// entries unless a table was rewritten in place keeping its number, size and key range
-    /// (tables are immutable in every LevelDB). Reads the logs only: no table is opened (a
-    /// world of 130 tables picked as a folder: 180 ms with each table's footer read too).
+    /// yet). A write changes them (its sequence, its log bytes). Two databases with equal
+    /// identities hold the same tables by number, size and key range and the same logs: the
+    /// same entries unless a table's contents differ at equal compressed size (a table is
+    /// never rewritten under its number by a LevelDB writer; a repair tool may). Reads the
+    /// logs only: no table is opened (a world of 130 tables picked as a folder: 180 ms with
+    /// each table's footer read too).
     pub fn content_identity(&self) -> Result<Vec<u8>> {
         let storage = self.storage();
         let dir = self.dir();
         let mut out = Vec::new();
         out.extend_from_slice(b"strata-content-identity-1\0");
-        out.extend_from_slice(&self.last_sequence().to_le_bytes());
-        let version = self.version();
+        // The sequence and the tables of one state (a flush between two reads would mix two).
+        let (sequence, version) = {
+            let mut st = self.inner.state.lock().unwrap();
+            (st.versions.last_sequence, st.versions.current())
+        };
+        out.extend_from_slice(&sequence.to_le_bytes());
         for (level, files) in version.files.iter().enumerate() {
             for f in files {
                 out.extend_from_slice(&(level as u64).to_le_bytes());

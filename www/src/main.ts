@@ -488,14 +488,14 @@ function baseMarkersOf(dimension: number): Marker[] {
  * cannot change under the page: an edit reopens it, and the open reads the index again). A
  * layer picked on the 160,000-chunk world no longer waits 0.6 s for it. */
 let chunkIndex:
-  | { world: World; byDimension: Map<number, Array<[number, number]>>; identity: Promise<string | undefined> }
+  | { world: World; byDimension: Map<number, Promise<Array<[number, number]>>>; identity: Promise<string | undefined> }
   | undefined;
 /** Tests: chunk lists of the world shown that came from the kept index (chunk-index/cache)
  * rather than a pass over the database. */
 let chunkListsCached = 0;
 /** Tests: settles when the lists of the last pass are kept (or found not worth keeping). */
 let chunkListsKept: Promise<unknown> = Promise.resolve();
-async function chunksOf(w: World, dimension: 0 | 1 | 2): Promise<Array<[number, number]>> {
+function chunksOf(w: World, dimension: 0 | 1 | 2): Promise<Array<[number, number]>> {
   if (chunkIndex?.world !== w) {
     // The identity is the world's as opened: a write made after (an edit) reopens the world,
     // which starts a new index.
@@ -503,21 +503,30 @@ async function chunksOf(w: World, dimension: 0 | 1 | 2): Promise<Array<[number, 
     chunkListsCached = 0;
   }
   const index = chunkIndex;
-  const had = index.byDimension.get(dimension);
-  if (had) return had;
+  // One lookup or pass per dimension, however many draws ask for it meanwhile.
+  let list = index.byDimension.get(dimension);
+  if (!list) {
+    list = indexDimension(index, w, dimension);
+    index.byDimension.set(dimension, list);
+    list.catch(() => index.byDimension.delete(dimension)); // a failed pass is tried again
+  }
+  return list;
+}
+
+async function indexDimension(index: NonNullable<typeof chunkIndex>, w: World, dimension: 0 | 1 | 2): Promise<Array<[number, number]>> {
   const identity = await index.identity;
   if (chunkIndex === index) mark('identity');
   const kept = identity === undefined ? undefined : await cachedChunks(identity, dimension);
   if (kept) {
     if (chunkIndex === index) chunkListsCached += 1;
-    index.byDimension.set(dimension, kept);
     return kept;
   }
   const chunks = await w.chunks(dimension);
-  index.byDimension.set(dimension, chunks);
   // Kept only if the world did not change during the pass (its identity, read again, is the
-  // same), so a list is never kept under the identity of another state of the world.
-  if (identity !== undefined) {
+  // same), so a list is never kept under the identity of another state of the world. Not for
+  // a writable copy: each edit gives it another identity, and reopened later (read-only) it
+  // has yet another, so its lists would only push other worlds' out.
+  if (identity !== undefined && !w.writable) {
     chunkListsKept = identityOf(w).then((after) => (after === identity ? keepChunks(identity, dimension, chunks) : undefined));
   }
   return chunks;

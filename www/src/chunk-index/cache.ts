@@ -1,22 +1,41 @@
 // The chunk index kept across visits: a world's chunk list per dimension, stored in IndexedDB
 // under the SHA-256 of the world's content identity (World.contentIdentity: its last sequence,
-// every live table's number, size and key range, every log's bytes), so a world
-// opened again draws its first picture without the pass over every block of the database.
+// every live table's number, size and key range, every log's bytes), so a world opened again
+// draws its first picture without the pass over every block of the database.
 //
 // Invariants: a list is used only under the identity it was computed for (any write to the
-// world changes it, so an edited world is indexed afresh); at most MAX_WORLDS worlds are
-// kept, the least recently used dropped first; any failure (no IndexedDB, no crypto.subtle, a
-// quota, a damaged entry) answers "not cached" and the caller does the pass, never an error;
-// so does a store that does not answer within ANSWER_MS (the pass is never held up by it).
+// world changes it, so an edited world is indexed afresh) and by the same LIST_FORMAT (bumped
+// whenever what counts as a chunk changes: keys::chunk_positions); at most MAX_WORLDS worlds
+// are kept, the least recently used dropped first; any failure (no IndexedDB, no
+// crypto.subtle, a quota, a damaged entry) answers "not cached" and the caller does the pass,
+// never an error; a store that does not answer within ANSWER_MS counts as a failure, so it
+// delays the pass by that much at most.
 
 import type { World } from 'strata-level/browser';
 
 const DB_NAME = 'strata-chunk-index';
-const STORE = 'lists';
+/** Chunk lists by `${LIST_FORMAT}/${identity}/${dimension}`. */
+const LISTS = 'lists';
+/** When each world's lists were last used, by `${LIST_FORMAT}/${identity}` (small records, so
+ * eviction never reads a list). */
+const WORLDS = 'worlds';
+/** The chunk lists' meaning: bump when `keys::chunk_positions` would answer differently. */
+const LIST_FORMAT = 1;
 /** Worlds whose lists are kept (each list: 8 bytes per chunk, 1.3 MB for 160,000 chunks). */
 export const MAX_WORLDS = 8;
-/** How long a lookup may wait for IndexedDB before the caller does the pass instead. */
+/** How long a lookup or a keep may wait for IndexedDB. */
 const ANSWER_MS = 2000;
+
+interface ListEntry {
+  key: string;
+  /** x0, z0, x1, z1, … ascending (x, z), as World.chunks gives them. */
+  flat: Int32Array;
+}
+
+interface WorldEntry {
+  world: string;
+  used: number;
+}
 
 function within<T>(p: Promise<T>, fallback: T): Promise<T> {
   return new Promise((resolve) => {
@@ -32,15 +51,6 @@ function within<T>(p: Promise<T>, fallback: T): Promise<T> {
       },
     );
   });
-}
-
-interface Entry {
-  /** `${identity}/${dimension}` */
-  key: string;
-  identity: string;
-  /** x0, z0, x1, z1, … ascending (x, z), as World.chunks gives them. */
-  flat: Int32Array;
-  used: number;
 }
 
 /** The hex SHA-256 of the world's content identity, or undefined when it cannot be had. */
@@ -62,10 +72,14 @@ function database(): Promise<IDBDatabase | undefined> {
     try {
       const req = indexedDB.open(DB_NAME, 1);
       req.onupgradeneeded = () => {
-        const store = req.result.createObjectStore(STORE, { keyPath: 'key' });
-        store.createIndex('identity', 'identity');
+        req.result.createObjectStore(LISTS, { keyPath: 'key' });
+        req.result.createObjectStore(WORLDS, { keyPath: 'world' });
       };
-      req.onsuccess = () => resolve(req.result);
+      req.onsuccess = () => {
+        // A later version opened in another tab: let it upgrade (this tab then does passes).
+        req.result.onversionchange = () => req.result.close();
+        resolve(req.result);
+      };
       req.onerror = () => resolve(undefined);
       req.onblocked = () => resolve(undefined);
     } catch {
@@ -87,52 +101,66 @@ function done<T>(req: IDBRequest<T>): Promise<T> {
   });
 }
 
+function committed(tx: IDBTransaction): Promise<void> {
+  return new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onerror = () => reject(tx.error);
+    tx.onabort = () => reject(tx.error ?? new Error('aborted'));
+  });
+}
+
 /** The chunk list of `dimension` kept for `identity`, as [x, z] pairs; undefined if none. */
 export function cachedChunks(identity: string, dimension: number): Promise<Array<[number, number]> | undefined> {
   return within(lookup(identity, dimension), undefined);
 }
 
 async function lookup(identity: string, dimension: number): Promise<Array<[number, number]> | undefined> {
+  const db = await database();
+  if (!db) return undefined;
+  const world = `${LIST_FORMAT}/${identity}`;
+  const entry = (await done(db.transaction(LISTS, 'readonly').objectStore(LISTS).get(`${world}/${dimension}`))) as ListEntry | undefined;
+  if (!entry || !(entry.flat instanceof Int32Array) || entry.flat.length % 2 !== 0) return undefined;
+  // Best effort: a failed note of the use does not make the hit a miss.
   try {
-    const db = await database();
-    if (!db) return undefined;
-    const store = db.transaction(STORE, 'readwrite').objectStore(STORE);
-    const entry = (await done(store.get(`${identity}/${dimension}`))) as Entry | undefined;
-    if (!entry || !(entry.flat instanceof Int32Array) || entry.flat.length % 2 !== 0) return undefined;
-    entry.used = Date.now();
-    await done(store.put(entry));
-    const out: Array<[number, number]> = [];
-    for (let i = 0; i < entry.flat.length; i += 2) out.push([entry.flat[i]!, entry.flat[i + 1]!]);
-    return out;
+    const tx = db.transaction(WORLDS, 'readwrite');
+    tx.objectStore(WORLDS).put({ world, used: Date.now() } satisfies WorldEntry);
   } catch {
-    return undefined;
+    // The world may be evicted a little early.
   }
+  const out: Array<[number, number]> = [];
+  for (let i = 0; i < entry.flat.length; i += 2) out.push([entry.flat[i]!, entry.flat[i + 1]!]);
+  return out;
 }
 
-/** Keeps `chunks` as the list of `dimension` for `identity`, then drops the least recently
- * used worlds beyond MAX_WORLDS. Failures are ignored (the next visit does the pass). */
+/** Keeps `chunks` as the list of `dimension` for `identity` (settles once committed), then
+ * drops the least recently used worlds beyond MAX_WORLDS. Failures are ignored (the next
+ * visit does the pass). */
 export function keepChunks(identity: string, dimension: number, chunks: ReadonlyArray<readonly [number, number]>): Promise<void> {
-  return within(keep(identity, dimension, chunks), undefined);
+  return within(
+    keep(identity, dimension, chunks).catch(() => undefined),
+    undefined,
+  );
 }
 
 async function keep(identity: string, dimension: number, chunks: ReadonlyArray<readonly [number, number]>): Promise<void> {
-  try {
-    const db = await database();
-    if (!db) return;
-    const flat = new Int32Array(chunks.length * 2);
-    chunks.forEach(([x, z], i) => {
-      flat[2 * i] = x;
-      flat[2 * i + 1] = z;
-    });
-    const store = db.transaction(STORE, 'readwrite').objectStore(STORE);
-    const entry: Entry = { key: `${identity}/${dimension}`, identity, flat, used: Date.now() };
-    await done(store.put(entry));
-    const all = (await done(store.getAll())) as Entry[];
-    const lastUse = new Map<string, number>();
-    for (const e of all) lastUse.set(e.identity, Math.max(lastUse.get(e.identity) ?? 0, e.used));
-    const stale = [...lastUse.entries()].sort((a, b) => b[1] - a[1]).slice(MAX_WORLDS).map(([id]) => id);
-    for (const e of all) if (stale.includes(e.identity)) await done(store.delete(e.key));
-  } catch {
-    // Not kept: the next visit indexes afresh.
+  const db = await database();
+  if (!db) return;
+  const flat = new Int32Array(chunks.length * 2);
+  chunks.forEach(([x, z], i) => {
+    flat[2 * i] = x;
+    flat[2 * i + 1] = z;
+  });
+  const world = `${LIST_FORMAT}/${identity}`;
+  const tx = db.transaction([LISTS, WORLDS], 'readwrite');
+  const lists = tx.objectStore(LISTS);
+  const worlds = tx.objectStore(WORLDS);
+  lists.put({ key: `${world}/${dimension}`, flat } satisfies ListEntry);
+  worlds.put({ world, used: Date.now() } satisfies WorldEntry);
+  const all = (await done(worlds.getAll())) as WorldEntry[];
+  const stale = all.sort((a, b) => b.used - a.used).slice(MAX_WORLDS);
+  for (const s of stale) {
+    worlds.delete(s.world);
+    lists.delete(IDBKeyRange.bound(`${s.world}/`, `${s.world}/\uffff`));
   }
+  await committed(tx);
 }
