@@ -144,10 +144,6 @@ impl RandomAccessFile for FsFile {
             .len())
     }
 
-    fn mapped(&self) -> Option<&[u8]> {
-        self.map.as_deref()
-    }
-
     fn mapped_shared(&self) -> Option<bytes::Bytes> {
         self.map.clone()
     }
@@ -500,11 +496,11 @@ mod tests {
             let f = fs.open_random(path.to_str().unwrap()).unwrap();
             let table = name.ends_with(".ldb") || name.ends_with(".sst");
             assert_eq!(
-                f.mapped().map(<[u8]>::len),
+                f.mapped_shared().map(|m| m.len()),
                 table.then_some(100_000),
                 "{name}"
             );
-            if let Some(m) = f.mapped() {
+            if let Some(m) = f.mapped_shared() {
                 assert_eq!(m, &bytes[..]);
             }
             let mut buf = vec![0; 1000];
@@ -514,14 +510,14 @@ mod tests {
             assert!(plain
                 .open_random(path.to_str().unwrap())
                 .unwrap()
-                .mapped()
+                .mapped_shared()
                 .is_none());
         }
         // An empty table cannot be mapped; it reads as empty.
         let empty = dir.path().join("000010.ldb");
         std::fs::write(&empty, b"").unwrap();
         let f = fs.open_random(empty.to_str().unwrap()).unwrap();
-        assert!(f.mapped().is_none());
+        assert!(f.mapped_shared().is_none());
         assert_eq!(f.read_at(0, &mut [0; 4]).unwrap(), 0);
     }
 

@@ -34,14 +34,10 @@ pub trait RandomAccessFile: Send + Sync {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize>;
     /// Current size of the file in bytes.
     fn size(&self) -> Result<u64>;
-    /// The whole file as memory, when the backend maps it (immutable table files natively).
-    fn mapped(&self) -> Option<&[u8]> {
-        None
-    }
-    /// `mapped` as a shared, reference-counted handle: readers slice blocks out of it, and a
-    /// block lent from it (an uncompressed data block, `table::Table::block_at`) keeps the
-    /// mapping alive after the file is closed. A backend that maps implements both (`Some`
-    /// from each for the same files); readers use this one.
+    /// The whole file as memory, when the backend maps it (immutable table files natively),
+    /// as a shared, reference-counted handle: readers slice blocks out of it, and a block lent
+    /// from it (an uncompressed data block, `table::Table::block_at`) keeps the mapping alive
+    /// after the file is closed.
     fn mapped_shared(&self) -> Option<Bytes> {
         None
     }

@@ -440,38 +440,65 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_child_failing_mid_scan_stops_the_merge() {
-        let mut rng = Random::new(303);
+    /// A child damaged mid-way stops the merge, forward (`fail_after`) or backward
+    /// (`fail_at_back`), exactly after the victim's last good entry in that direction.
+    fn check_a_failing_child_stops_the_merge(seed: u32, forward: bool) {
+        let mut rng = Random::new(seed);
         let mut checked = 0;
         for _ in 0..200 {
             let ch = children(&mut rng, false);
             let Some(victim) = (0..ch.len()).find(|&c| ch[c].len() > 5) else {
                 continue;
             };
-            let fail_after = 1 + rng.uniform(ch[victim].len() as u32 - 1) as usize;
+            // Forward, moving past entry `damaged - 1` fails; backward, stepping back onto
+            // entry `damaged` does. Either way the last good one is `last_good`.
+            let (damaged, last_good) = if forward {
+                let fail_after = 1 + rng.uniform(ch[victim].len() as u32 - 1) as usize;
+                (fail_after, fail_after - 1)
+            } else {
+                let fail_at = rng.uniform(ch[victim].len() as u32 - 1) as usize;
+                (fail_at, fail_at + 1)
+            };
             let mut it = MergingIterator::new(
                 ch.iter()
                     .enumerate()
                     .map(|(i, c)| {
-                        let f = (i == victim).then_some(fail_after);
-                        Box::new(VecIter::new(c.clone(), f)) as Box<dyn InternalIterator>
+                        let mut v = VecIter::new(c.clone(), None);
+                        if i == victim {
+                            if forward {
+                                v.fail_after = Some(damaged);
+                            } else {
+                                v.fail_at_back = Some(damaged);
+                            }
+                        }
+                        Box::new(v) as Box<dyn InternalIterator>
                     })
                     .collect(),
             );
-            // The merge yields exactly the entries before the victim's entry `fail_after`.
-            let want = expected(&ch);
+            // The merge yields exactly the entries up to the victim's last good one.
+            let mut want = expected(&ch);
+            if !forward {
+                want.reverse();
+            }
             let stop = want
                 .iter()
-                .position(|e| *e == ch[victim][fail_after - 1])
+                .position(|e| *e == ch[victim][last_good])
                 .unwrap()
                 + 1;
             let mut n = 0;
-            it.seek_to_first();
+            if forward {
+                it.seek_to_first();
+            } else {
+                it.seek_to_last();
+            }
             while it.valid() {
                 assert_eq!((it.key(), it.value()), (&want[n].0[..], &want[n].1[..]));
                 n += 1;
-                it.next();
+                if forward {
+                    it.next();
+                } else {
+                    it.prev();
+                }
             }
             assert_eq!(n, stop);
             assert!(it.status().is_err());
@@ -481,47 +508,12 @@ mod tests {
     }
 
     #[test]
+    fn a_child_failing_mid_scan_stops_the_merge() {
+        check_a_failing_child_stops_the_merge(303, true);
+    }
+
+    #[test]
     fn a_child_failing_mid_scan_backward_stops_the_merge() {
-        let mut rng = Random::new(304);
-        let mut checked = 0;
-        for _ in 0..200 {
-            let ch = children(&mut rng, false);
-            let Some(victim) = (0..ch.len()).find(|&c| ch[c].len() > 5) else {
-                continue;
-            };
-            let fail_at = rng.uniform(ch[victim].len() as u32 - 1) as usize;
-            let mut it = MergingIterator::new(
-                ch.iter()
-                    .enumerate()
-                    .map(|(i, c)| {
-                        let mut v = VecIter::new(c.clone(), None);
-                        if i == victim {
-                            v.fail_at_back = Some(fail_at);
-                        }
-                        Box::new(v) as Box<dyn InternalIterator>
-                    })
-                    .collect(),
-            );
-            // Backward, the merge yields exactly the entries down to the victim's last good
-            // one: stepping back from it onto the damaged entry stops the merge.
-            let mut want = expected(&ch);
-            want.reverse();
-            let stop = want
-                .iter()
-                .position(|e| *e == ch[victim][fail_at + 1])
-                .unwrap()
-                + 1;
-            let mut n = 0;
-            it.seek_to_last();
-            while it.valid() {
-                assert_eq!((it.key(), it.value()), (&want[n].0[..], &want[n].1[..]));
-                n += 1;
-                it.prev();
-            }
-            assert_eq!(n, stop);
-            assert!(it.status().is_err());
-            checked += 1;
-        }
-        assert!(checked > 100, "only {checked} rounds had a child to damage");
+        check_a_failing_child_stops_the_merge(304, false);
     }
 }

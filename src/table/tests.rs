@@ -183,13 +183,24 @@ fn open_table_as(
     size: u64,
     readahead: Option<Arc<ReadaheadPool>>,
 ) -> Arc<Table> {
+    open_table_in(s, name, size, &Arc::new(Cache::new(1 << 20)), readahead)
+}
+
+/// Table `name` of `storage` with the tests' settings, reading through `cache`.
+fn open_table_in(
+    storage: &dyn Storage,
+    name: &str,
+    size: u64,
+    cache: &Arc<Cache<Arc<Block>>>,
+    readahead: Option<Arc<ReadaheadPool>>,
+) -> Arc<Table> {
     Arc::new(
         Table::open(
-            s.open_random(name).unwrap(),
+            storage.open_random(name).unwrap(),
             name,
             size,
             TableSettings {
-                block_cache: Some(Arc::new(Cache::new(1 << 20))),
+                block_cache: Some(cache.clone()),
                 max_block_size: 1 << 24,
                 verify_checksums: true,
                 readahead,
@@ -428,20 +439,7 @@ fn mapped_tables_lend_uncompressed_blocks() {
     let entries = model(3000, 31);
     let mut rng = Random::new(3);
     let open = |fs: &FsStorage, path: &str, size: u64, cache: &Arc<Cache<Arc<Block>>>| {
-        Arc::new(
-            Table::open(
-                fs.open_random(path).unwrap(),
-                path,
-                size,
-                TableSettings {
-                    block_cache: Some(cache.clone()),
-                    max_block_size: 1 << 24,
-                    verify_checksums: true,
-                    readahead: None,
-                },
-            )
-            .unwrap(),
-        )
+        open_table_in(fs, path, size, cache, None)
     };
     for compression in [CompressionType::None, CompressionType::Snappy] {
         let (s, size) = build_table(&entries, compression, 1024);
