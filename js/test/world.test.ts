@@ -155,6 +155,42 @@ describe('Bedrock worlds through World', () => {
     }
   });
 
+  test('relief samples kept from a chunk list draw the reads\' map, and none is used once the world changed', async () => {
+    const zip = path.join(tempDir('relief'), 'w.mcworld');
+    zipWorld(path.join(worldsDir, 'amulet_1_18_vanilla'), zip);
+    const mapOf = async (w: World) => w.map({ dimension: 0, pixelsPerChunk: 4 });
+    // Without a chunk list first: every chunk read.
+    const plain = await openMcworld(fs.readFileSync(zip));
+    const read = await mapOf(plain);
+    await plain.close();
+    const w = await openMcworld(fs.readFileSync(zip), { writable: true });
+    try {
+      const chunks = await w.chunks(0);
+      const sampled = await mapOf(w);
+      expect([sampled.width, sampled.height, sampled.chunksDrawn, sampled.chunksFailed]).toEqual([read.width, read.height, read.chunksDrawn, read.chunksFailed]);
+      expect(Buffer.from(sampled.rgba).equals(Buffer.from(read.rgba))).toBe(true);
+      // Chunk A gets chunk B's Data3D (another height map and biomes): the next map shows it,
+      // though the samples of the list read before the write say otherwise.
+      const key = (x: number, z: number) => {
+        const k = Buffer.alloc(9);
+        k.writeInt32LE(x, 0);
+        k.writeInt32LE(z, 4);
+        k[8] = 0x2b;
+        return k;
+      };
+      const [a, b] = [chunks[Math.floor(chunks.length / 2)]!, chunks[0]!];
+      const other = (await w.db.get(key(b[0], b[1]), { valueEncoding: 'view' })) as Uint8Array;
+      await w.db.put(key(a[0], a[1]), other);
+      const after = await mapOf(w);
+      await w.chunks(0); // samples of the world as it is now
+      const again = await mapOf(w);
+      expect(Buffer.from(after.rgba).equals(Buffer.from(again.rgba))).toBe(true);
+      expect(Buffer.from(after.rgba).equals(Buffer.from(read.rgba))).toBe(false);
+    } finally {
+      await w.close();
+    }
+  });
+
   test('level.dat fields and NBT values', async () => {
     const w = await openWorld(path.join(worldsDir, 'amulet_1_16'));
     try {

@@ -89,21 +89,55 @@ pub fn packed_index(words: &[u8], bpb: usize, i: usize) -> u32 {
     (word >> ((i % per_word) * bpb)) & ((1u32 << bpb) - 1)
 }
 
+/// `packed_index` for one storage's many lookups: the division by the indices per word is a
+/// multiplication (exact for every i < 4096: the error of the rounded-up reciprocal stays
+/// below 1/256, less than any quotient's distance to the next integer).
+#[derive(Clone, Copy)]
+struct Unpacker {
+    bpb: u32,
+    per_word: u32,
+    reciprocal: u32,
+    mask: u32,
+}
+
+impl Unpacker {
+    fn new(bpb: usize) -> Unpacker {
+        let per_word = (32 / bpb.max(1)) as u32;
+        Unpacker {
+            bpb: bpb as u32,
+            per_word,
+            reciprocal: (1 << 20) / per_word + 1,
+            mask: ((1u64 << bpb) - 1) as u32,
+        }
+    }
+
+    #[inline(always)]
+    fn index(&self, words: &[u8], i: usize) -> u32 {
+        let i = i as u32;
+        let q = (i * self.reciprocal) >> 20;
+        let w = q as usize * 4;
+        let word = u32::from_le_bytes([words[w], words[w + 1], words[w + 2], words[w + 3]]);
+        (word >> ((i - q * self.per_word) * self.bpb)) & self.mask
+    }
+}
+
 /// One Data3D biome storage, borrowed from the value.
 #[derive(Clone, Copy)]
 struct BiomeStorage<'a> {
     bpb: usize,
+    unpacker: Unpacker,
     words: &'a [u8],
     /// `count` u32 LE ids (one for bpb 0).
     palette: &'a [u8],
 }
 
 impl BiomeStorage<'_> {
+    #[inline]
     fn biome(&self, block: usize) -> Result<u32> {
         let idx = if self.bpb == 0 {
             0
         } else {
-            packed_index(self.words, self.bpb, block) as usize
+            self.unpacker.index(self.words, block) as usize
         };
         let at = idx * 4;
         if at + 4 > self.palette.len() {
@@ -138,7 +172,8 @@ fn take<'a>(v: &'a [u8], pos: &mut usize, n: usize) -> Result<&'a [u8]> {
 
 fn biome_storages(v: &[u8]) -> Result<Vec<BiomeStorage<'_>>> {
     let mut pos = 512;
-    let mut out: Vec<BiomeStorage> = Vec::new();
+    // Worlds of 1.18 and later have 24 or 25 (Overworld) storages: room for them at once.
+    let mut out: Vec<BiomeStorage> = Vec::with_capacity(32);
     while pos < v.len() {
         if out.len() == MAX_BIOME_STORAGES {
             return Err(corrupt(
@@ -160,6 +195,7 @@ fn biome_storages(v: &[u8]) -> Result<Vec<BiomeStorage<'_>>> {
             let palette = take(v, &mut pos, 4)?;
             out.push(BiomeStorage {
                 bpb,
+                unpacker: Unpacker::new(0),
                 words: &[],
                 palette,
             });
@@ -171,6 +207,7 @@ fn biome_storages(v: &[u8]) -> Result<Vec<BiomeStorage<'_>>> {
         let palette = take(v, &mut pos, n.saturating_mul(4))?;
         out.push(BiomeStorage {
             bpb,
+            unpacker: Unpacker::new(bpb),
             words,
             palette,
         });
@@ -194,6 +231,43 @@ pub fn decode_data3d(v: &[u8]) -> Result<Surface> {
         *b = storages[y / 16].biome(x * 256 + z * 16 + y % 16)?;
     }
     Ok(Surface { heights, biomes })
+}
+
+/// Data3D's heights and the biomes of columns `cols` only, failing exactly when (and with the
+/// error) `decode_data3d` fails: every column's biome index is still checked against its
+/// palette, except in storages whose palette has an entry for every index their width can
+/// hold (nothing to check there).
+pub fn decode_data3d_at<const N: usize>(
+    v: &[u8],
+    cols: &[usize; N],
+) -> Result<([i16; 256], [u32; N])> {
+    let heights = heights(v, "Data3D")?;
+    let storages = biome_storages(v)?;
+    if storages.is_empty() {
+        return Err(corrupt("Data3D", "no biome storage"));
+    }
+    let top = storages.len() as i32 * 16 - 1;
+    let block = |col: usize| {
+        let y = (heights[col] as i32 - 1).clamp(0, top) as usize;
+        (y / 16, (col % 16) * 256 + (col / 16) * 16 + y % 16)
+    };
+    let unchecked = |st: &BiomeStorage| st.bpb == 0 || (4usize << st.bpb) <= st.palette.len();
+    if !storages.iter().all(unchecked) {
+        for col in 0..256 {
+            let (s, b) = block(col);
+            let st = &storages[s];
+            if !unchecked(st) && st.unpacker.index(st.words, b) as usize * 4 + 4 > st.palette.len()
+            {
+                st.biome(b)?; // the error, as decode_data3d words it
+            }
+        }
+    }
+    let mut biomes = [0u32; N];
+    for (out, &col) in biomes.iter_mut().zip(cols) {
+        let (s, b) = block(col);
+        *out = storages[s].biome(b)?;
+    }
+    Ok((heights, biomes))
 }
 
 /// Encodes a Data3D value: heights, then one biome storage per entry of `storages` (each a
@@ -248,6 +322,85 @@ pub fn pack_indices(out: &mut Vec<u8>, bpb: usize, indices: &[u16]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn data3d_at_fails_and_answers_as_data3d() {
+        const COLS: [usize; 3] = [0, 136, 255];
+        let agree = |v: &[u8], what: &str| {
+            let at = decode_data3d_at(v, &COLS);
+            match (decode_data3d(v), at) {
+                (Ok(s), Ok((h, b))) => {
+                    assert_eq!(h, s.heights, "{what}");
+                    assert_eq!(b, COLS.map(|c| s.biomes[c]), "{what}");
+                }
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{what}"),
+                (a, b) => panic!("{what}: {:?} against {:?}", a.is_ok(), b.is_ok()),
+            }
+        };
+        let mut heights = [0i16; 256];
+        for (i, h) in heights.iter_mut().enumerate() {
+            *h = (i as i16 * 7) % 60;
+        }
+        // Palettes of 3 entries at 2 bits (index 3 possible: checked) and of 4 (nothing to check).
+        let mut idx = vec![0u16; 4096];
+        for (i, x) in idx.iter_mut().enumerate() {
+            *x = (i % 3) as u16;
+        }
+        let three = Some((vec![1, 2, 3], idx.clone()));
+        let four = Some((vec![4, 5, 6, 7], idx.iter().map(|x| (x + 1) % 4).collect()));
+        let one = Some((vec![9], vec![0; 4096]));
+        let v = encode_data3d(&heights, &[three.clone(), None, four.clone(), one.clone()]);
+        agree(&v, "valid");
+        // Index 3 in the 3-entry palette, at column (x 5, z 1) = 21, not a sampled column: the
+        // whole check still finds it.
+        let y = (heights[21] as usize - 1).min(63);
+        let mut bad = idx.clone();
+        bad[5 * 256 + 16 + y % 16] = 3;
+        let storages = match y / 16 {
+            0 => vec![Some((vec![1, 2, 3], bad)), None, four.clone(), one.clone()],
+            1 => vec![
+                one.clone(),
+                Some((vec![1, 2, 3], bad)),
+                four.clone(),
+                one.clone(),
+            ],
+            _ => vec![
+                one.clone(),
+                one.clone(),
+                Some((vec![1, 2, 3], bad)),
+                one.clone(),
+            ],
+        };
+        let v = encode_data3d(&heights, &storages);
+        assert!(decode_data3d(&v).is_err());
+        agree(&v, "bad index off the samples");
+        agree(&v[..400], "cut in the heights");
+        agree(&v[..600], "cut in a storage");
+        agree(&encode_data3d(&heights, &[]), "no storage");
+    }
+
+    #[test]
+    fn unpacker_matches_packed_index_for_every_width_and_block() {
+        let mut x = 0x9E37_79B9u32;
+        for bpb in [1usize, 2, 3, 4, 5, 6, 8, 16] {
+            let words: Vec<u8> = (0..packed_words(bpb).unwrap() * 4)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    x as u8
+                })
+                .collect();
+            let u = Unpacker::new(bpb);
+            for i in 0..4096 {
+                assert_eq!(
+                    u.index(&words, i),
+                    packed_index(&words, bpb, i),
+                    "bpb {bpb} block {i}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn data3d_round_trip_and_surface_biome() {

@@ -289,25 +289,39 @@ pub fn summarize(db: &Db) -> Result<KeySummary> {
 /// The (x, z) of every chunk of `dimension` having a Version or LegacyVersion record, in
 /// ascending (x, z) order.
 pub fn chunk_positions(db: &Db, dimension: i32) -> Result<Vec<(i32, i32)>> {
-    let mut set = BTreeSet::new();
+    let mut found = Vec::new();
     let mut it = db.iter(&scan_options());
     it.seek_to_first();
     while it.valid() {
-        if let KeyKind::Chunk(c) = classify(it.key()) {
-            if c.dimension == dimension && is_version_record(&c) {
-                set.insert((c.x, c.z));
+        let k = it.key();
+        // A Version record's key has no subchunk byte: 9 or 13 bytes ending in its tag. Every
+        // other key is passed over unparsed (most of a world: subchunks, entities, digests).
+        if (k.len() == 9 || k.len() == 13)
+            && matches!(k[k.len() - 1], TAG_VERSION | TAG_LEGACY_VERSION)
+        {
+            if let KeyKind::Chunk(c) = classify(k) {
+                if c.dimension == dimension && is_version_record(&c) {
+                    found.push((c.x, c.z));
+                }
             }
         }
         it.next();
     }
     it.status()?;
-    Ok(set.into_iter().collect())
+    // Keys are in byte order (little-endian coordinates), and a chunk may have both a Version
+    // and a LegacyVersion record.
+    found.sort_unstable();
+    found.dedup();
+    Ok(found)
 }
 
-/// Whole-db passes do not fill the block cache.
+/// Whole-db passes do not fill the block cache, and natively their blocks are decoded ahead of
+/// the cursor on the readahead threads (`Options::readahead_threads`). In wasm a pass is one
+/// engine call, so nobody lends its runs to decode workers: the cursor decodes them itself.
 pub(crate) fn scan_options() -> ReadOptions {
     ReadOptions {
         fill_cache: false,
+        readahead: true,
         ..ReadOptions::default()
     }
 }

@@ -20,6 +20,7 @@ use super::chunk::{decode_data2d, decode_data2d_legacy, decode_data3d};
 use super::colours::{biome_colour, block_colour, legacy_block_colour, shade};
 use super::keys::{self, chunk_key, chunk_prefix, TAG_SUBCHUNK};
 use super::legacy::decode_legacy_terrain;
+use super::relief_index::{ReliefIndex, ReliefSample};
 use super::subchunk::decode_subchunk;
 use crate::error::{Error, Result};
 use crate::{Db, ReadOptions};
@@ -100,6 +101,11 @@ pub struct MapOptions {
     /// so that drawing a map in many regions reads the chunk index once, not once per region.
     /// `None`: read from the database.
     pub chunks: Option<Vec<(i32, i32)>>,
+    /// Relief samples from the pass that indexed the chunks (`relief_index`), used for the
+    /// relief and slime layers at up to 4 pixels per chunk or far out, for the chunks that have
+    /// them (the others are read). The caller hands them over only while the database is
+    /// unchanged since that pass (`ReliefIndex::sequence`); another dimension's are ignored.
+    pub relief: Option<std::sync::Arc<ReliefIndex>>,
 }
 
 impl Default for MapOptions {
@@ -112,6 +118,7 @@ impl Default for MapOptions {
             max_pixels: 64 << 20,
             region: None,
             chunks: None,
+            relief: None,
         }
     }
 }
@@ -457,6 +464,12 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
     };
     let step = (16 / ppc) as usize;
     let layer = options.layer;
+    // Samples hold the columns drawn at up to 4 pixels per chunk (or far out), of relief colours.
+    let relief = options.relief.as_deref().filter(|r| {
+        r.dimension == options.dimension
+            && matches!(layer, MapLayer::Relief | MapLayer::Slime)
+            && (cpp > 1 || ppc <= 4)
+    });
     let mut slime = vec![false; chunks.len()];
     let mut biome_counts: std::collections::BTreeMap<u32, u64> = Default::default();
     let mut range: Option<(i32, i32)> = None;
@@ -476,6 +489,34 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
                 image.chunks_sampled_out += 1;
                 continue;
             }
+        }
+        if let Some(samples) = relief.and_then(|r| r.samples(x, z)) {
+            // Every column of a sampled chunk has a surface: drawn like the read columns below.
+            image.chunks_drawn += counted as u64;
+            let mut put = |i: usize, s: ReliefSample| {
+                heights[i] = s.height as i32;
+                let mut c = s.colour;
+                if layer == MapLayer::Slime && slime[n] {
+                    c = [0, 1, 2]
+                        .map(|k| ((c[k] as u32 * 45 + [40u32, 220, 60][k] * 55) / 100) as u8);
+                }
+                image.rgba[i * 4..i * 4 + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
+            };
+            match pixel {
+                // Far out: the centre column (8, 8).
+                Some(i) => put(i, samples[2 * 4 + 2]),
+                None => {
+                    let px0 = (x as i64 - min_x as i64) as usize * ppc as usize;
+                    let pz0 = (z as i64 - min_z as i64) as usize * ppc as usize;
+                    for pz in 0..ppc as usize {
+                        for px in 0..ppc as usize {
+                            let i = (pz0 + pz) * width + px0 + px;
+                            put(i, samples[(pz * step / 4) * 4 + px * step / 4]);
+                        }
+                    }
+                }
+            }
+            continue;
         }
         let cols = match layer_columns(db, options.dimension, layer, x, z) {
             Ok(Some(c)) => c,

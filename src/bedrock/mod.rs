@@ -21,6 +21,7 @@ pub mod map;
 pub mod mcworld;
 pub mod nbt;
 pub mod nbt_edit;
+pub mod relief_index;
 pub mod slime;
 pub mod snbt;
 pub mod snbt_tree;

@@ -214,6 +214,9 @@ pub struct Database {
     root: String,
     snapshots: HashMap<u32, Snapshot>,
     next_snapshot: u32,
+    /// The last `chunkList` pass's chunks and relief samples (world.rs): the maps drawn after
+    /// it use them while the database is unchanged.
+    relief: RefCell<Option<Arc<crate::bedrock::relief_index::ReliefIndex>>>,
 }
 
 #[wasm_bindgen]
@@ -238,6 +241,7 @@ impl Database {
             root: root.to_string(),
             snapshots: HashMap::new(),
             next_snapshot: 1,
+            relief: RefCell::new(None),
         }
     }
 
@@ -594,6 +598,7 @@ impl Database {
     /// `LEVEL_DATABASE_NOT_OPEN`. Closing twice is allowed.
     pub fn close(&mut self) -> Result<(), JsValue> {
         self.snapshots.clear();
+        self.relief.replace(None);
         match self.db.take() {
             Some(db) => db.close().map_err(js_err),
             None => Ok(()),

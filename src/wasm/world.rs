@@ -10,6 +10,7 @@
 //! `ImportLimits`' defaults; `dropMemStore` frees one.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use js_sys::{Object, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -24,6 +25,7 @@ use crate::bedrock::map::{render_map, surface_tile, MapLayer, MapOptions};
 use crate::bedrock::mcworld::{self, ImportLimits};
 use crate::bedrock::nbt::{self, Tag};
 use crate::bedrock::nbt_edit;
+use crate::bedrock::relief_index::relief_index;
 use crate::bedrock::{db_dir_of, LevelDat};
 use crate::error::Error;
 use crate::storage::js_host::StorageHost;
@@ -161,8 +163,11 @@ impl Database {
     #[wasm_bindgen(js_name = chunkList)]
     pub fn chunk_list(&self, dimension: i32) -> Result<Vec<i32>, JsValue> {
         check_dimension(dimension)?;
-        let list = keys::chunk_positions(self.db()?, dimension).map_err(js_err)?;
-        Ok(list.into_iter().flat_map(|(x, z)| [x, z]).collect())
+        // The same pass samples the chunks' relief, kept for the maps drawn next.
+        let index = relief_index(self.db()?, dimension).map_err(js_err)?;
+        let flat = index.chunks.iter().flat_map(|&(x, z)| [x, z]).collect();
+        *self.relief.borrow_mut() = Some(Arc::new(index));
+        Ok(flat)
     }
 
     /// Bytes that identify the world's database contents (`Db::content_identity`): the page
@@ -256,6 +261,12 @@ impl Database {
                 max_pixels: MAX_MAP_PIXELS,
                 region,
                 chunks: Some(chunks),
+                // The last chunk list's samples, while nothing was written since its pass.
+                relief: self
+                    .relief
+                    .borrow()
+                    .clone()
+                    .filter(|r| r.sequence == db.last_sequence()),
             },
         )
         .map_err(js_err)?;

@@ -20,6 +20,7 @@ use strata::bedrock::export::{self, ExportReport};
 use strata::bedrock::map::{render_map, MapLayer, MapOptions};
 use strata::bedrock::mcworld::{self, ImportLimits};
 use strata::bedrock::nbt_edit::LEVEL_DAT;
+use strata::bedrock::relief_index::relief_index;
 use strata::bedrock::synth::{self, SynthParams};
 use strata::bedrock::{keys, World};
 use strata::{FsStorage, MemStorage, Storage};
@@ -530,7 +531,7 @@ fn map(raw: &[String]) -> CliResult {
         })
         .transpose()?;
     let layer = MapLayer::parse(args.value("layer").unwrap_or("relief"), y)?;
-    let options = MapOptions {
+    let mut options = MapOptions {
         dimension: dimension(&args)?,
         layer,
         pixels_per_chunk: u32::try_from(args.number("scale")?.unwrap_or(16)).unwrap_or(0),
@@ -538,6 +539,14 @@ fn map(raw: &[String]) -> CliResult {
         region: args.value("region").map(parse_region).transpose()?,
         ..MapOptions::default()
     };
+    if matches!(options.layer, MapLayer::Relief | MapLayer::Slime)
+        && (options.pixels_per_chunk <= 4 || options.chunks_per_pixel > 1)
+    {
+        // One pass lists the chunks and samples their relief: no second read of the blocks.
+        let index = relief_index(world.db(), options.dimension)?;
+        options.chunks = Some(index.chunks.clone());
+        options.relief = Some(std::sync::Arc::new(index));
+    }
     let image = render_map(world.db(), &options)?;
     let png = image.to_png()?;
     std::fs::write(out, &png)

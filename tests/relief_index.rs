@@ -1,0 +1,197 @@
+//! The chunk index with relief samples (`bedrock::relief_index`) against the plain paths it
+//! stands in for: its chunks equal `keys::chunk_positions`, and every map drawn with its
+//! samples — relief and slime layers, 1, 2 and 4 pixels per chunk, far out, whole and in bands
+//! of rows — is byte for byte the map drawn by reading each chunk, with the same figures
+//! (drawn, failed and named, without surface, slime). On every shared world and dimension, a
+//! generated world, and a world with a damaged Data3D record and a chunk whose surface record
+//! comes without its Version record.
+
+mod common;
+
+use std::sync::Arc;
+
+use strata::bedrock::keys::{self, chunk_key, TAG_DATA3D, TAG_VERSION};
+use strata::bedrock::map::{render_map, MapImage, MapLayer, MapOptions};
+use strata::bedrock::relief_index::relief_index;
+use strata::bedrock::synth::{generate, SynthParams};
+use strata::bedrock::World;
+use strata::db::WriteBatch;
+use strata::{Db, FsStorage, MemStorage, Options, WriteOptions};
+
+/// Every figure of an image, pixels included.
+fn figures(m: &MapImage) -> String {
+    format!(
+        "{}x{} at {:?} ppc {} cpp {} indexed {} drawn {} failed {} {:?} without {} slime {} sampled-out {} rgba crc {:08x}",
+        m.width,
+        m.height,
+        m.min_chunk,
+        m.pixels_per_chunk,
+        m.chunks_per_pixel,
+        m.chunks_indexed,
+        m.chunks_drawn,
+        m.chunks_failed,
+        m.failed_chunks,
+        m.chunks_without_surface,
+        m.slime_chunks,
+        m.chunks_sampled_out,
+        crc32c::crc32c(&m.rgba)
+    )
+}
+
+/// Checks one database's dimension; returns (chunks, chunks with samples, maps compared).
+fn check(db: &Db, dimension: i32, what: &str) -> (usize, usize, usize) {
+    let index = Arc::new(relief_index(db, dimension).unwrap());
+    let chunks = keys::chunk_positions(db, dimension).unwrap();
+    assert_eq!(index.chunks, chunks, "{what} dimension {dimension}");
+    assert_eq!(index.sequence, db.last_sequence());
+    if chunks.is_empty() {
+        return (0, 0, 0);
+    }
+    let z0 = chunks.iter().map(|c| c.1).min().unwrap();
+    let z1 = chunks.iter().map(|c| c.1).max().unwrap();
+    let x0 = chunks.iter().map(|c| c.0).min().unwrap();
+    let x1 = chunks.iter().map(|c| c.0).max().unwrap();
+    let mut maps = 0;
+    for layer in [MapLayer::Relief, MapLayer::Slime] {
+        for (ppc, cpp) in [(1, 1), (2, 1), (4, 1), (1, 2), (1, 8)] {
+            // The whole map, then (at 1 chunk per pixel) a band of rows in the middle.
+            let mut regions = vec![None];
+            if cpp == 1 {
+                let mid = z0 + (z1 - z0) / 2;
+                regions.push(Some((x0, mid, x1, (mid + 2).min(z1))));
+            }
+            for region in regions {
+                let options = MapOptions {
+                    dimension,
+                    layer,
+                    pixels_per_chunk: ppc,
+                    chunks_per_pixel: cpp,
+                    region,
+                    chunks: Some(chunks.clone()),
+                    ..MapOptions::default()
+                };
+                let read = render_map(db, &options);
+                let sampled = render_map(
+                    db,
+                    &MapOptions {
+                        relief: Some(index.clone()),
+                        ..options.clone()
+                    },
+                );
+                match (read, sampled) {
+                    (Ok(a), Ok(b)) => assert_eq!(
+                        figures(&a),
+                        figures(&b),
+                        "{what} dimension {dimension} {layer:?} ppc {ppc} cpp {cpp} {region:?}"
+                    ),
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                    (a, b) => panic!(
+                        "{what}: {:?} against {:?}",
+                        a.map(|m| figures(&m)),
+                        b.map(|m| figures(&m))
+                    ),
+                }
+                maps += 1;
+            }
+        }
+    }
+    (chunks.len(), index.sampled(), maps)
+}
+
+#[test]
+fn samples_draw_what_reads_draw_on_every_shared_world() {
+    if common::skip_without_worlds("samples_draw_what_reads_draw_on_every_shared_world") {
+        return;
+    }
+    let (mut chunks, mut sampled, mut maps) = (0, 0, 0);
+    for w in common::worlds() {
+        let path = common::worlds_dir().join(&w.name);
+        let world = World::open(Arc::new(FsStorage::new()), path.to_str().unwrap()).unwrap();
+        for dimension in 0..3 {
+            let (c, s, m) = check(world.db(), dimension, &w.name);
+            (chunks, sampled, maps) = (chunks + c, sampled + s, maps + m);
+        }
+    }
+    println!("relief samples: {sampled} of {chunks} chunks sampled; {maps} maps equal");
+    // The shared worlds' chunks with a Data3D, Data2D or Data2DLegacy record (the rest are
+    // LegacyTerrain): both kinds are there, so both paths were compared.
+    assert!(sampled > 1000 && sampled < chunks, "{sampled} of {chunks}");
+}
+
+#[test]
+fn samples_draw_what_reads_draw_on_a_generated_world() {
+    let mem = Arc::new(MemStorage::new());
+    generate(
+        mem.clone(),
+        "gen",
+        SynthParams {
+            chunks_x: 40,
+            chunks_z: 30,
+            seed: 9,
+        },
+    )
+    .unwrap();
+    let world = World::open(mem, "gen").unwrap();
+    assert_eq!(check(world.db(), 0, "generated"), (1200, 1200, 16));
+}
+
+#[test]
+fn a_damaged_record_and_a_surface_without_version() {
+    let mem = Arc::new(MemStorage::new());
+    generate(
+        mem.clone(),
+        "gen",
+        SynthParams {
+            chunks_x: 6,
+            chunks_z: 5,
+            seed: 3,
+        },
+    )
+    .unwrap();
+    let listed = keys::chunk_positions(World::open(mem.clone(), "gen").unwrap().db(), 0).unwrap();
+    assert_eq!(listed.len(), 30);
+    let ((dx, dz), (vx, vz)) = (listed[7], listed[12]);
+    {
+        let db = Db::open(mem.clone(), "gen/db", Options::bedrock()).unwrap();
+        let mut batch = WriteBatch::new();
+        // One chunk's Data3D is cut short: the map names it as failed, with or without samples.
+        batch.put(&chunk_key(dx, dz, 0, TAG_DATA3D, None), &[1, 2, 3]);
+        // A Data3D record with no Version record: not a chunk of the index.
+        let data3d = db
+            .get(
+                &Default::default(),
+                &chunk_key(listed[0].0, listed[0].1, 0, TAG_DATA3D, None),
+            )
+            .unwrap()
+            .unwrap();
+        batch.put(&chunk_key(4000, 4000, 0, TAG_DATA3D, None), &data3d);
+        // Another chunk loses its Version record: not indexed either.
+        batch.delete(&chunk_key(vx, vz, 0, TAG_VERSION, None));
+        db.write(&WriteOptions::default(), batch).unwrap();
+        db.close().unwrap();
+    }
+    let world = World::open(mem, "gen").unwrap();
+    // 30 chunks, one without its Version record; the damaged one has no samples.
+    assert_eq!(check(world.db(), 0, "damaged"), (29, 28, 16));
+    let image = render_map(
+        world.db(),
+        &MapOptions {
+            pixels_per_chunk: 4,
+            relief: Some(Arc::new(relief_index(world.db(), 0).unwrap())),
+            ..MapOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            image.chunks_drawn,
+            image.chunks_failed,
+            image.failed_chunks.len()
+        ),
+        (28, 1, 1)
+    );
+    assert_eq!(
+        (image.failed_chunks[0].0, image.failed_chunks[0].1),
+        (dx, dz)
+    );
+}
