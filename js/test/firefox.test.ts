@@ -66,6 +66,19 @@ async function openMcworld(file: string): Promise<Record<string, string | undefi
   });
 }
 
+/** Waits for the benchmark page's run to end ('done' or 'error'); past 120 s, fails with where
+ * the run was: the page's state, message and the steps its engines' workers reported. */
+async function benchEnded(bench: Page): Promise<void> {
+  try {
+    await bench.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), { timeout: 120_000 });
+  } catch (e) {
+    const where = await bench
+      .evaluate(() => JSON.stringify({ state: document.body.dataset.state, message: document.getElementById('message')?.textContent, trace: (window as unknown as { strataBenchTrace?: unknown }).strataBenchTrace }))
+      .catch((err: unknown) => `(the page did not answer: ${String(err)})`);
+    throw new Error(`the benchmark run did not end in 120 s: ${where}`, { cause: e });
+  }
+}
+
 describe.skipIf(!haveFirefox)('world viewer in Firefox', () => {
   beforeAll(async () => {
     execFileSync('bash', [path.join(repoRoot, 'scripts/build-www.sh')], { stdio: 'inherit' });
@@ -142,7 +155,7 @@ describe.skipIf(!haveFirefox)('world viewer in Firefox', () => {
     const state = () => bench.evaluate(() => document.body.dataset.state);
     const messageText = () => bench.$eval('#message', (e) => e.textContent ?? '');
     await bench.goto(`${origin}/bench.html?entries=400&valueSize=100&batchSize=50&auto=1`);
-    await bench.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), { timeout: 120_000 });
+    await benchEnded(bench);
     await bench.screenshot({ path: path.join(artifacts, 'bench.png') as `${string}.png`, fullPage: true });
     expect(await state(), await messageText()).toBe('done');
     const rows = await bench.$$eval('#bench-results tbody tr', (trs) =>
@@ -204,7 +217,7 @@ describe.skipIf(!haveFirefox)('world viewer in Firefox', () => {
     // would look like a hang. The run must start at once and end in 'done' or 'error'.
     await bench.$eval('#run-bench', (b) => (b as HTMLButtonElement).click());
     await bench.waitForFunction(() => document.body.dataset.state !== 'idle', { timeout: 10_000 });
-    await bench.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), { timeout: 120_000 });
+    await benchEnded(bench);
     expect(await state(), await messageText()).toBe('done');
     const scans = await bench.$$eval('#bench-results tbody tr', (trs) =>
       trs.map((tr) => [(tr as HTMLElement).dataset.workload, (tr as HTMLElement).dataset.engine, tr.children[2]!.textContent, tr.children[6]!.textContent!.endsWith('×')]),

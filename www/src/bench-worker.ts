@@ -4,8 +4,9 @@
 // or with strata-opfs-hop in the package's own nested worker, a message per call, or with
 // strata-opfs-hop-64 there with 64 calls in flight, a message per turn) or
 // IndexedDB through browser-level. Each put/get is one awaited call, as an
-// application would make it. Posts `{type: 'row', row}` per workload, then `{type: 'done'}`
-// or `{type: 'error', message}`.
+// application would make it. Posts `{type: 'phase', text}` as each step of a workload starts
+// (the page shows where a long or stuck run is), `{type: 'row', row}` per workload, then
+// `{type: 'done'}` or `{type: 'error', message}`.
 //
 // Workloads (db_bench's names): fillseq and fillrandom write `entries` keys into a fresh
 // database (16-byte decimal keys, `valueSize` pseudo-random bytes); readseq reads every entry
@@ -118,7 +119,7 @@ async function idbStore(name: string): Promise<Store> {
   };
 }
 
-async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void): Promise<void> {
+async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void, phase: (text: string) => void): Promise<void> {
   const fresh = () =>
     engine === 'indexeddb'
       ? idbStore('strata-bench')
@@ -155,6 +156,7 @@ async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void
   try {
     for (const w of WORKLOADS) {
       if (!c.workloads.includes(w)) continue;
+      phase(w);
       if (w === 'fillseq' || w === 'fillrandom') {
         await store?.close();
         store = await fresh();
@@ -201,17 +203,21 @@ async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void
         }));
       } else if ((w === 'scan' || w === 'scan-workers') && engine === 'strata-opfs' && c.world) {
         // The world in whichever store the page copied it to (OPFS, or IndexedDB without it).
+        phase(`${w}: opening ${c.world}`);
         const world = await openWorld(c.world, w === 'scan' ? { decodeWorkers: 0 } : {});
         try {
           // One untimed scan first: the same warm caches for both, and the decode workers
           // (their wasm instances) started before the timed one.
+          phase(`${w}: untimed scan`);
           await world.db.scan();
           let r = { entries: 0, keyBytes: 0, valueBytes: 0, crc32c: 0 };
+          phase(`${w}: timed scan`);
           const t = await timed(async () => {
             r = await world.db.scan();
           });
           row(w, r.entries, r.keyBytes + r.valueBytes, t);
         } finally {
+          phase(`${w}: closing ${c.world}`);
           await world.close();
         }
       }
@@ -223,7 +229,12 @@ async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void
 
 const scope = self as unknown as { onmessage: ((ev: MessageEvent<{ engine: Engine; config: BenchConfig }>) => void) | null; postMessage(m: unknown): void };
 scope.onmessage = (ev) => {
-  run(ev.data.engine, ev.data.config, (row) => scope.postMessage({ type: 'row', row })).then(
+  run(
+    ev.data.engine,
+    ev.data.config,
+    (row) => scope.postMessage({ type: 'row', row }),
+    (text) => scope.postMessage({ type: 'phase', text }),
+  ).then(
     () => scope.postMessage({ type: 'done' }),
     (e: unknown) => scope.postMessage({ type: 'error', message: String((e as Error)?.message ?? e) }),
   );

@@ -107,11 +107,22 @@ function render(rows: BenchRow[]): void {
   }
 }
 
+/** Where each engine's run was, as `[ms since the page loaded, engine, step]` (tests print it
+ * when a run does not end). */
+const trace: Array<[number, string, string]> = [];
+(window as unknown as { strataBenchTrace: typeof trace }).strataBenchTrace = trace;
+
 function runEngine(engine: Engine, config: BenchConfig, onRow: (r: BenchRow) => void): Promise<void> {
+  const onPhase = (text: string) => {
+    trace.push([Math.round(performance.now()), engine, text]);
+    document.body.dataset.phase = `${engine}: ${text}`;
+    say(`Running ${engine}: ${text}…`, 'busy');
+  };
   const worker = new Worker(new URL('./bench-worker.ts', import.meta.url), { type: 'module', name: `bench-${engine}` });
   return new Promise<void>((resolve, reject) => {
-    worker.onmessage = (ev: MessageEvent<{ type: string; row?: BenchRow; message?: string }>) => {
-      if (ev.data.type === 'row') onRow(ev.data.row!);
+    worker.onmessage = (ev: MessageEvent<{ type: string; row?: BenchRow; message?: string; text?: string }>) => {
+      if (ev.data.type === 'phase') onPhase(ev.data.text!);
+      else if (ev.data.type === 'row') onRow(ev.data.row!);
       else if (ev.data.type === 'done') resolve();
       else reject(new Error(`${engine}: ${ev.data.message}`));
     };
