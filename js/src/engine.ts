@@ -41,6 +41,8 @@ export interface WasmDatabase {
   worldSummary(): string;
   chunkList(dimension: number): Int32Array;
   contentIdentity(): Uint8Array;
+  reliefSamples(dimension: number): Uint8Array | undefined;
+  setReliefSamples(packed: Uint8Array): void;
   renderMap(dimension: number, pixelsPerChunk: number, layer?: string, y?: number, chunksPerPixel?: number, region?: Int32Array, chunks?: Int32Array): WasmMapImage;
   surfaceTiles(dimension: number, coords: Int32Array): Uint8Array;
   chunkRecords(dimension: number, x: number, z: number): string;
@@ -473,6 +475,14 @@ export class Engine {
 
   contentIdentity(h: number): Uint8Array {
     return this.db(h).contentIdentity();
+  }
+
+  reliefSamples(h: number, dimension: number): Uint8Array | undefined {
+    return this.db(h).reliefSamples(dimension);
+  }
+
+  setReliefSamples(h: number, packed: Uint8Array): void {
+    this.db(h).setReliefSamples(packed);
   }
 
   renderMap(h: number, dimension: number, pixelsPerChunk: number, layer?: string, y?: number, chunksPerPixel?: number, region?: Int32Array, chunks?: Int32Array): WasmMapImage {

@@ -32,6 +32,8 @@ const OPS = new Set([
   'worldSummary',
   'chunkList',
   'contentIdentity',
+  'reliefSamples',
+  'setReliefSamples',
   'renderMap',
   'surfaceTiles',
   'chunkRecords',

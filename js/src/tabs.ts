@@ -42,6 +42,7 @@ const RESENDABLE = new Set([
   'worldSummary',
   'chunkList',
   'contentIdentity',
+  'reliefSamples',
   'renderMap',
   'surfaceTiles',
   'chunkRecords',

@@ -264,6 +264,24 @@ export class World {
     return (await this.call('contentIdentity', [])) as Uint8Array;
   }
 
+  /** The relief samples `chunks(dimension)` took in its pass (each chunk's relief at up to 4
+   * pixels per chunk: the maps drawn after it read no sampled chunk again), packed, while the
+   * world is unchanged since; undefined otherwise. Kept with a chunk list under the world's
+   * content identity, they are handed back with `setReliefSamples` when the same world is
+   * opened again. */
+  async reliefSamples(dimension: Dimension = 0): Promise<Uint8Array | undefined> {
+    checkDimension(dimension);
+    return ((await this.call('reliefSamples', [dimension])) as Uint8Array | undefined) ?? undefined;
+  }
+
+  /** Hands back samples `reliefSamples` gave for a world with this world's content identity,
+   * for the maps drawn next (until the world changes). Bytes that are not packed samples
+   * reject with LEVEL_INVALID_ARGUMENT. */
+  async setReliefSamples(packed: Uint8Array): Promise<void> {
+    if (!(packed instanceof Uint8Array)) throw invalidArgument('relief samples must be a Uint8Array');
+    await this.call('setReliefSamples', [packed]);
+  }
+
   /** A top-down map; `pixelsPerChunk` 1, 2, 4, 8 or 16; `layer` `relief` (default: biome
    * colour shaded by height), `surface` (real top blocks), `height`, `biome`, `slime` or
    * `cave` (the first block at or below `y`, which it needs). `region` `[x0, z0, x1, z1]`

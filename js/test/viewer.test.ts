@@ -744,6 +744,18 @@ describe('world viewer in Chromium', () => {
     const relief = await w.map({ dimension: 0, pixelsPerChunk: 4 });
     await w.close();
     expect([relief.width, relief.height, relief.chunksDrawn, relief.chunksFailed]).toEqual([1600, 1600, 160_000, 0]);
+    const fnv = (rgba: Uint8Array | Uint8ClampedArray) => {
+      let h = 0x811c9dc5;
+      for (let i = 0; i < rgba.length; i++) h = Math.imul(h ^ rgba[i]!, 0x01000193) >>> 0;
+      return h;
+    };
+    const shownFnv = () =>
+      page.evaluate(() => {
+        const p = (window as unknown as { strataViewer: { basePixels(): { width: number; height: number; rgba: Uint8ClampedArray } } }).strataViewer.basePixels();
+        let h = 0x811c9dc5;
+        for (let i = 0; i < p.rgba.length; i++) h = Math.imul(h ^ p.rgba[i]!, 0x01000193) >>> 0;
+        return { width: p.width, height: p.height, fnv: h };
+      });
     let peak = { all: 0, renderer: 0 };
     const sampler = setInterval(() => {
       const m = chromiumPss();
@@ -755,6 +767,9 @@ describe('world viewer in Chromium', () => {
       expect(await page.getAttribute('#map', 'data-slime-chunks')).toBe(String(relief.slimeChunks));
       const times = await page.evaluate(() => (window as unknown as { strataViewer: { mapTimes(): Record<string, number> } }).strataViewer.mapTimes());
       expect(times.firstPicture).toBeLessThanOrEqual(times.mapDrawn!);
+      // The page's map (drawn from the relief samples of its chunk index pass) is the image
+      // the Node API drew by reading every chunk, pixel for pixel.
+      expect(await shownFnv()).toEqual({ width: relief.width, height: relief.height, fnv: fnv(relief.rgba) });
       await page.screenshot({ path: path.join(artifacts, 'huge-relief.png'), fullPage: true });
       // Close up at three places: every chunk in view gets its block tile.
       const closeUp: number[] = [];
@@ -793,6 +808,8 @@ describe('world viewer in Chromium', () => {
       expect([again.state, again.chunks, again.message]).toEqual(['ready', '160000', '160000 of 160000 chunks drawn. Click a chunk to inspect its records.']);
       expect(await page.getAttribute('#map', 'data-slime-chunks')).toBe(String(relief.slimeChunks));
       expect(await chunkListsCached()).toBe(1);
+      // Drawn from the kept samples: the same pixels.
+      expect(await shownFnv()).toEqual({ width: relief.width, height: relief.height, fnv: fnv(relief.rgba) });
       const timesAgain = await page.evaluate(() => (window as unknown as { strataViewer: { mapTimes(): Record<string, number> } }).strataViewer.mapTimes());
       console.log(`160,000-chunk world opened again (chunk index kept): ${JSON.stringify(timesAgain)}`);
     } finally {

@@ -81,6 +81,18 @@ const BIOMES: &[(u32, &str, [u8; 3])] = &[
 /// The colour of a biome id; mutated variants (129–167) are their base brightened by 40;
 /// unknown ids get a stable hashed colour.
 pub fn biome_colour(id: u32) -> [u8; 3] {
+    // Ids below 256 (every biome Bedrock has) from a table built once: a map asks per pixel.
+    static TABLE: std::sync::OnceLock<[[u8; 3]; 256]> = std::sync::OnceLock::new();
+    match TABLE
+        .get_or_init(|| std::array::from_fn(|i| biome_colour_uncached(i as u32)))
+        .get(id as usize)
+    {
+        Some(c) => *c,
+        None => biome_colour_uncached(id),
+    }
+}
+
+fn biome_colour_uncached(id: u32) -> [u8; 3] {
     if let Some(&(_, _, c)) = BIOMES.iter().find(|b| b.0 == id) {
         return c;
     }

@@ -494,8 +494,8 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
             // Every column of a sampled chunk has a surface: drawn like the read columns below.
             image.chunks_drawn += counted as u64;
             let mut put = |i: usize, s: ReliefSample| {
-                heights[i] = s.height as i32;
-                let mut c = s.colour;
+                heights[i] = s.height() as i32;
+                let mut c = s.colour();
                 if layer == MapLayer::Slime && slime[n] {
                     c = [0, 1, 2]
                         .map(|k| ((c[k] as u32 * 45 + [40u32, 220, 60][k] * 55) / 100) as u8);

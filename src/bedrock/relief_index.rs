@@ -15,7 +15,7 @@
 //!   1, 2 or 4 pixels per chunk, and far out (the centre column, (8, 8)).
 //! - `sequence` is the database's last sequence before the pass: a map may use the samples
 //!   only while it is unchanged (any write makes them stale).
-//! - Memory: 16 × 6 bytes per sampled chunk and 12 per chunk (17 MiB for 160,000 chunks).
+//! - Memory: 16 × 3 bytes per sampled chunk and 12 per chunk (9 MiB for 160,000 chunks).
 
 use super::chunk::{decode_data2d, decode_data2d_legacy, decode_data3d_at, Surface};
 use super::colours::biome_colour;
@@ -23,17 +23,35 @@ use super::keys::{
     classify, is_version_record, scan_options, KeyKind, TAG_DATA2D, TAG_DATA2D_LEGACY, TAG_DATA3D,
     TAG_LEGACY_TERRAIN, TAG_LEGACY_VERSION, TAG_VERSION,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::Db;
 
 /// Columns sampled per chunk: every 4th column each way.
 pub const SAMPLES_PER_CHUNK: usize = 16;
 
-/// One sampled column: what shading compares (the height-map value) and the biome's colour.
+/// One sampled column, in 3 bytes: what shading compares (the height-map value, i16 LE) and
+/// the biome id (below 256: a chunk with another id at a sampled column has no samples).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ReliefSample {
-    pub height: i16,
-    pub colour: [u8; 3],
+pub struct ReliefSample([u8; 3]);
+
+impl ReliefSample {
+    pub fn new(height: i16, biome: u8) -> ReliefSample {
+        let h = height.to_le_bytes();
+        ReliefSample([h[0], h[1], biome])
+    }
+
+    pub fn height(self) -> i16 {
+        i16::from_le_bytes([self.0[0], self.0[1]])
+    }
+
+    pub fn biome(self) -> u8 {
+        self.0[2]
+    }
+
+    /// The relief layer's colour: the biome's.
+    pub fn colour(self) -> [u8; 3] {
+        biome_colour(self.0[2] as u32)
+    }
 }
 
 /// A dimension's chunks, with the relief samples of those that have them.
@@ -62,7 +80,88 @@ impl ReliefIndex {
     pub fn sampled(&self) -> usize {
         self.at.iter().filter(|&&a| a != u32::MAX).count()
     }
+
+    /// The index as bytes, to keep beside a world's chunk list (`unpack` reads them back):
+    /// `"SRI2"`, dimension i32, chunk count u32, per chunk x i32 z i32 and its first sample
+    /// u32 (`u32::MAX`: none), sample count u32, per sample height i16 and biome u8; all
+    /// little-endian. The sequence is not kept: it is the reader's.
+    pub fn pack(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(16 + self.chunks.len() * 12 + self.samples.len() * 3);
+        out.extend_from_slice(PACK_MAGIC);
+        out.extend_from_slice(&self.dimension.to_le_bytes());
+        out.extend_from_slice(&(self.chunks.len() as u32).to_le_bytes());
+        for (&(x, z), &at) in self.chunks.iter().zip(&self.at) {
+            out.extend_from_slice(&x.to_le_bytes());
+            out.extend_from_slice(&z.to_le_bytes());
+            out.extend_from_slice(&at.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.samples.len() as u32).to_le_bytes());
+        for s in &self.samples {
+            out.extend_from_slice(&s.0);
+        }
+        out
+    }
+
+    /// Reads `pack`'s bytes, for a database whose contents are those the samples were taken
+    /// from (the caller's word: the viewer keeps them under the world's content identity),
+    /// now at `sequence`. Bytes that are not a well-formed index (cut short, trailing bytes,
+    /// chunks out of order, a sample range outside the samples) are an error.
+    pub fn unpack(bytes: &[u8], sequence: u64) -> Result<ReliefIndex> {
+        let bad = |why: &str| Error::invalid_argument(format!("relief samples: {why}"));
+        let mut at = 0usize;
+        let mut take = |n: usize| -> Result<&[u8]> {
+            let s = bytes
+                .get(at..at.checked_add(n).ok_or_else(|| bad("cut short"))?)
+                .ok_or_else(|| bad("cut short"))?;
+            at += n;
+            Ok(s)
+        };
+        let u32_of = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        if take(4)? != PACK_MAGIC {
+            return Err(bad("not a packed relief index"));
+        }
+        let dimension = u32_of(take(4)?) as i32;
+        if !(0..=2).contains(&dimension) {
+            return Err(bad("dimension is not 0, 1 or 2"));
+        }
+        let n = u32_of(take(4)?) as usize;
+        let rows = take(n.checked_mul(12).ok_or_else(|| bad("cut short"))?)?;
+        let mut chunks = Vec::with_capacity(n);
+        let mut firsts = Vec::with_capacity(n);
+        for r in rows.chunks_exact(12) {
+            let c = (u32_of(&r[0..4]) as i32, u32_of(&r[4..8]) as i32);
+            if chunks.last().is_some_and(|&last| last >= c) {
+                return Err(bad("chunks out of order"));
+            }
+            chunks.push(c);
+            firsts.push(u32_of(&r[8..12]));
+        }
+        let count = u32_of(take(4)?) as usize;
+        let raw = take(count.checked_mul(3).ok_or_else(|| bad("cut short"))?)?;
+        if at != bytes.len() {
+            return Err(bad("trailing bytes"));
+        }
+        if firsts
+            .iter()
+            .any(|&f| f != u32::MAX && (f as usize).saturating_add(SAMPLES_PER_CHUNK) > count)
+        {
+            return Err(bad("a chunk's samples lie outside them"));
+        }
+        let samples = raw
+            .chunks_exact(3)
+            .map(|r| ReliefSample([r[0], r[1], r[2]]))
+            .collect();
+        Ok(ReliefIndex {
+            dimension,
+            sequence,
+            chunks,
+            at: firsts,
+            samples,
+        })
+    }
 }
+
+const PACK_MAGIC: &[u8; 4] = b"SRI2";
 
 /// What the pass learnt of one chunk of the dimension.
 struct Met {
@@ -86,13 +185,22 @@ const COLUMNS: [usize; SAMPLES_PER_CHUNK] = {
     c
 };
 
-fn sample(heights: &[i16; 256], biomes: impl Fn(usize) -> u32, out: &mut Vec<ReliefSample>) {
+/// Appends the chunk's samples; false (nothing appended) when a sampled column's biome id does
+/// not fit a byte.
+fn sample(
+    heights: &[i16; 256],
+    biomes: impl Fn(usize) -> u32,
+    out: &mut Vec<ReliefSample>,
+) -> bool {
+    let mut s = [ReliefSample::default(); SAMPLES_PER_CHUNK];
     for (n, &col) in COLUMNS.iter().enumerate() {
-        out.push(ReliefSample {
-            height: heights[col],
-            colour: biome_colour(biomes(n)),
-        });
+        let Ok(b) = u8::try_from(biomes(n)) else {
+            return false;
+        };
+        s[n] = ReliefSample::new(heights[col], b);
     }
+    out.extend_from_slice(&s);
+    true
 }
 
 /// A surface record's samples, or `None` where the map must read it (`LegacyTerrain`) or it
@@ -101,10 +209,7 @@ fn samples_of(tag: u8, v: &[u8], out: &mut Vec<ReliefSample>) -> bool {
     let surface: Option<Surface> = match tag {
         // Data3D: only the sampled columns' biomes are looked up (the others still checked).
         TAG_DATA3D => match decode_data3d_at(v, &COLUMNS) {
-            Ok((heights, biomes)) => {
-                sample(&heights, |n| biomes[n], out);
-                return true;
-            }
+            Ok((heights, biomes)) => return sample(&heights, |n| biomes[n], out),
             Err(_) => None,
         },
         TAG_DATA2D => decode_data2d(v).ok(),
@@ -112,10 +217,7 @@ fn samples_of(tag: u8, v: &[u8], out: &mut Vec<ReliefSample>) -> bool {
         _ => None,
     };
     match surface {
-        Some(s) => {
-            sample(&s.heights, |n| s.biomes[COLUMNS[n]], out);
-            true
-        }
+        Some(s) => sample(&s.heights, |n| s.biomes[COLUMNS[n]], out),
         None => false,
     }
 }
@@ -193,4 +295,62 @@ pub fn relief_index(db: &Db, dimension: i32) -> Result<ReliefIndex> {
         i = j;
     }
     Ok(index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index() -> ReliefIndex {
+        let sample = |h: i16| ReliefSample::new(h, h as u8);
+        ReliefIndex {
+            dimension: 1,
+            sequence: 77,
+            chunks: vec![(-5, 3), (-5, 4), (2, -9)],
+            at: vec![16, u32::MAX, 0],
+            samples: (0..32).map(sample).collect(),
+        }
+    }
+
+    #[test]
+    fn pack_round_trips() {
+        let i = index();
+        let back = ReliefIndex::unpack(&i.pack(), 5).unwrap();
+        assert_eq!((back.dimension, back.sequence), (1, 5));
+        assert_eq!(back.chunks, i.chunks);
+        assert_eq!(back.samples(-5, 3), i.samples(-5, 3));
+        assert_eq!(back.samples(-5, 4), None);
+        assert_eq!(back.samples(2, -9).unwrap()[15].height(), 15);
+        assert_eq!(back.pack(), i.pack());
+    }
+
+    #[test]
+    fn damaged_packs_are_errors() {
+        let good = index().pack();
+        // Every cut, and every byte changed: an error or a well-formed index, never a panic.
+        for n in 0..good.len() {
+            assert!(ReliefIndex::unpack(&good[..n], 0).is_err(), "cut at {n}");
+        }
+        for i in 0..good.len() {
+            for flip in [0x01u8, 0x80, 0xFF] {
+                let mut b = good.clone();
+                b[i] ^= flip;
+                if let Ok(r) = ReliefIndex::unpack(&b, 0) {
+                    for &(x, z) in &r.chunks {
+                        let _ = r.samples(x, z);
+                    }
+                }
+            }
+        }
+        let mut long = good.clone();
+        long.push(0);
+        assert!(ReliefIndex::unpack(&long, 0).is_err());
+        // A first sample past the samples.
+        let mut i = index();
+        i.at[0] = 17;
+        assert!(ReliefIndex::unpack(&i.pack(), 0).is_err());
+        let mut i = index();
+        i.chunks.swap(0, 1);
+        assert!(ReliefIndex::unpack(&i.pack(), 0).is_err());
+    }
 }

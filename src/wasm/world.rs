@@ -25,7 +25,7 @@ use crate::bedrock::map::{render_map, surface_tile, MapLayer, MapOptions};
 use crate::bedrock::mcworld::{self, ImportLimits};
 use crate::bedrock::nbt::{self, Tag};
 use crate::bedrock::nbt_edit;
-use crate::bedrock::relief_index::relief_index;
+use crate::bedrock::relief_index::{relief_index, ReliefIndex};
 use crate::bedrock::{db_dir_of, LevelDat};
 use crate::error::Error;
 use crate::storage::js_host::StorageHost;
@@ -168,6 +168,31 @@ impl Database {
         let flat = index.chunks.iter().flat_map(|&(x, z)| [x, z]).collect();
         *self.relief.borrow_mut() = Some(Arc::new(index));
         Ok(flat)
+    }
+
+    /// The relief samples the last `chunkList` of `dimension` took (`ReliefIndex::pack`), while
+    /// nothing was written since; `undefined` otherwise. The viewer keeps them with the list.
+    #[wasm_bindgen(js_name = reliefSamples)]
+    pub fn relief_samples(&self, dimension: i32) -> Result<Option<Vec<u8>>, JsValue> {
+        check_dimension(dimension)?;
+        let db = self.db()?;
+        Ok(self
+            .relief
+            .borrow()
+            .as_ref()
+            .filter(|r| r.dimension == dimension && r.sequence == db.last_sequence())
+            .map(|r| r.pack()))
+    }
+
+    /// Hands back samples `reliefSamples` gave for this world's contents as they are now (the
+    /// caller's word: the viewer keeps them under the world's content identity), for the maps
+    /// drawn next. Bytes that are not packed samples are an error.
+    #[wasm_bindgen(js_name = setReliefSamples)]
+    pub fn set_relief_samples(&self, packed: &[u8]) -> Result<(), JsValue> {
+        let db = self.db()?;
+        let index = ReliefIndex::unpack(packed, db.last_sequence()).map_err(js_err)?;
+        *self.relief.borrow_mut() = Some(Arc::new(index));
+        Ok(())
     }
 
     /// Bytes that identify the world's database contents (`Db::content_identity`): the page

@@ -337,6 +337,8 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
   world = w;
   chunkIndex = undefined; // an open (or a reopen after an edit) reads the index afresh
   const src = source;
+  // Chunk indexes are kept once the first map is drawn (or this open ends otherwise).
+  const releaseKeeps = holdKeeps();
   try {
     // The map first (the first picture a player waits for: it needs only the chunk index),
     // then the figures that read the whole database (key kinds, the checksum), then the panels.
@@ -359,6 +361,7 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     // Undefined when another map (a layer or dimension picked meanwhile) superseded this one:
     // that map says its own message; the world's figures are still read here.
     const mapMessage = await drawMap(gen, w, chunks);
+    releaseKeeps();
     if (gen !== generation) return;
     mark('mapDrawn');
     say(`Reading ${label}: key kinds and checksum…`, 'busy');
@@ -448,6 +451,8 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     }
   } catch (e) {
     if (gen === generation) showError(describe(e, label));
+  } finally {
+    releaseKeeps();
   }
 }
 
@@ -519,15 +524,27 @@ async function indexDimension(index: NonNullable<typeof chunkIndex>, w: World, d
   const kept = identity === undefined ? undefined : await cachedChunks(identity, dimension);
   if (kept) {
     if (chunkIndex === index) chunkListsCached += 1;
-    return kept;
+    // The samples back in the engine: the map reads no sampled chunk (best effort: without
+    // them it reads every chunk, as before).
+    if (kept.relief) await w.setReliefSamples(kept.relief).catch(() => undefined);
+    return kept.chunks;
   }
   const chunks = await w.chunks(dimension);
   // Kept only if the world did not change during the pass (its identity, read again, is the
   // same), so a list is never kept under the identity of another state of the world. Not for
   // a writable copy: each edit gives it another identity, and reopened later (read-only) it
-  // has yet another, so its lists would only push other worlds' out.
+  // has yet another, so its lists would only push other worlds' out. Kept once the map is
+  // drawn: the engine answers calls in order, and the identity and the samples (packed: 9 MB
+  // for 160,000 chunks) would come before the map's bands. The samples are the pass's while
+  // nothing was written since (the engine's check); else the list is kept without them.
   if (identity !== undefined && !w.writable) {
-    chunkListsKept = identityOf(w).then((after) => (after === identity ? keepChunks(identity, dimension, chunks) : undefined));
+    chunkListsKept = mapsDone()
+      .then(() => identityOf(w))
+      .then(async (after) => {
+        if (after !== identity) return;
+        const relief = await w.reliefSamples(dimension).catch(() => undefined);
+        await keepChunks(identity, dimension, chunks, relief);
+      });
   }
   return chunks;
 }
@@ -540,14 +557,41 @@ let mapPause: { held: Promise<void>; release(): void } | undefined;
 
 /** Maps being drawn now (the page is not ready while one is). */
 let mapsDrawing = 0;
+/** Holds on keeping chunk indexes: an open holds from its start until its map is drawn (or
+ * it failed), a map while it is drawn. */
+let keepHolds = 0;
+let keepWaiters: Array<() => void> = [];
+
+/** Holds keeps until the returned release is called (once; later calls do nothing). */
+function holdKeeps(): () => void {
+  keepHolds += 1;
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    keepHolds -= 1;
+    if (keepHolds === 0) {
+      const waiting = keepWaiters;
+      keepWaiters = [];
+      for (const w of waiting) w();
+    }
+  };
+}
+
+/** Resolves when no open or map holds keeps. */
+function mapsDone(): Promise<void> {
+  return keepHolds === 0 ? Promise.resolve() : new Promise((resolve) => keepWaiters.push(resolve));
+}
 let mapPaints = 0;
 
 async function drawMap(gen: number, w: World, known?: Array<[number, number]>): Promise<string | undefined> {
   mapsDrawing += 1;
+  const release = holdKeeps();
   try {
     return await drawMapIn(gen, w, known);
   } finally {
     mapsDrawing -= 1;
+    release();
   }
 }
 

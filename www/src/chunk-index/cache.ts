@@ -1,7 +1,9 @@
-// The chunk index kept across visits: a world's chunk list per dimension, stored in IndexedDB
-// under the SHA-256 of the world's content identity (World.contentIdentity: its last sequence,
-// every live table's number, size and key range, every log's bytes), so a world opened again
-// draws its first picture without the pass over every block of the database.
+// The chunk index kept across visits: a world's chunk list per dimension, with the relief
+// samples the same pass took (World.reliefSamples: each chunk's relief at up to 4 pixels per
+// chunk), stored in IndexedDB under the SHA-256 of the world's content identity
+// (World.contentIdentity: its last sequence, every live table's number, size and key range,
+// every log's bytes), so a world opened again draws its map without the pass over every block
+// of the database, and without reading its sampled chunks again.
 //
 // Invariants: a list is used only under the identity it was computed for (any write to the
 // world changes it, so an edited world is indexed afresh) and by the same LIST_FORMAT (bumped
@@ -19,9 +21,13 @@ const LISTS = 'lists';
 /** When each world's lists were last used, by `${LIST_FORMAT}/${identity}` (small records, so
  * eviction never reads a list). */
 const WORLDS = 'worlds';
-/** The chunk lists' meaning: bump when `keys::chunk_positions` would answer differently. */
-const LIST_FORMAT = 1;
-/** Worlds whose lists are kept (each list: 8 bytes per chunk, 1.3 MB for 160,000 chunks). */
+/** The entries' meaning: bump when `keys::chunk_positions` would answer differently or the
+ * entries' fields change (2: relief samples kept too). */
+const LIST_FORMAT = 2;
+/** Relief samples larger than this are not kept (the list still is): about 300,000 chunks. */
+const MAX_RELIEF_BYTES = 32 << 20;
+/** Worlds whose lists are kept (each list: 8 bytes per chunk and about 100 of relief samples,
+ * 17 MB for 160,000 chunks). */
 export const MAX_WORLDS = 8;
 /** How long a lookup or a keep may wait for IndexedDB. */
 const ANSWER_MS = 2000;
@@ -30,6 +36,14 @@ interface ListEntry {
   key: string;
   /** x0, z0, x1, z1, … ascending (x, z), as World.chunks gives them. */
   flat: Int32Array;
+  /** World.reliefSamples of the same pass, when it gave them. */
+  relief?: Uint8Array;
+}
+
+/** A kept chunk index of one dimension. */
+export interface KeptChunks {
+  chunks: Array<[number, number]>;
+  relief?: Uint8Array;
 }
 
 interface WorldEntry {
@@ -109,12 +123,13 @@ function committed(tx: IDBTransaction): Promise<void> {
   });
 }
 
-/** The chunk list of `dimension` kept for `identity`, as [x, z] pairs; undefined if none. */
-export function cachedChunks(identity: string, dimension: number): Promise<Array<[number, number]> | undefined> {
+/** The chunk list of `dimension` kept for `identity` (as [x, z] pairs) and its relief
+ * samples; undefined if none. */
+export function cachedChunks(identity: string, dimension: number): Promise<KeptChunks | undefined> {
   return within(lookup(identity, dimension), undefined);
 }
 
-async function lookup(identity: string, dimension: number): Promise<Array<[number, number]> | undefined> {
+async function lookup(identity: string, dimension: number): Promise<KeptChunks | undefined> {
   const db = await database();
   if (!db) return undefined;
   const world = `${LIST_FORMAT}/${identity}`;
@@ -129,20 +144,20 @@ async function lookup(identity: string, dimension: number): Promise<Array<[numbe
   }
   const out: Array<[number, number]> = [];
   for (let i = 0; i < entry.flat.length; i += 2) out.push([entry.flat[i]!, entry.flat[i + 1]!]);
-  return out;
+  return { chunks: out, relief: entry.relief instanceof Uint8Array ? entry.relief : undefined };
 }
 
 /** Keeps `chunks` as the list of `dimension` for `identity` (settles once committed), then
  * drops the least recently used worlds beyond MAX_WORLDS. Failures are ignored (the next
  * visit does the pass). */
-export function keepChunks(identity: string, dimension: number, chunks: ReadonlyArray<readonly [number, number]>): Promise<void> {
+export function keepChunks(identity: string, dimension: number, chunks: ReadonlyArray<readonly [number, number]>, relief?: Uint8Array): Promise<void> {
   return within(
-    keep(identity, dimension, chunks).catch(() => undefined),
+    keep(identity, dimension, chunks, relief).catch(() => undefined),
     undefined,
   );
 }
 
-async function keep(identity: string, dimension: number, chunks: ReadonlyArray<readonly [number, number]>): Promise<void> {
+async function keep(identity: string, dimension: number, chunks: ReadonlyArray<readonly [number, number]>, relief?: Uint8Array): Promise<void> {
   const db = await database();
   if (!db) return;
   const flat = new Int32Array(chunks.length * 2);
@@ -154,7 +169,9 @@ async function keep(identity: string, dimension: number, chunks: ReadonlyArray<r
   const tx = db.transaction([LISTS, WORLDS], 'readwrite');
   const lists = tx.objectStore(LISTS);
   const worlds = tx.objectStore(WORLDS);
-  lists.put({ key: `${world}/${dimension}`, flat } satisfies ListEntry);
+  const entry: ListEntry = { key: `${world}/${dimension}`, flat };
+  if (relief && relief.length <= MAX_RELIEF_BYTES) entry.relief = relief;
+  lists.put(entry);
   worlds.put({ world, used: Date.now() } satisfies WorldEntry);
   const all = (await done(worlds.getAll())) as WorldEntry[];
   const stale = all.sort((a, b) => b.used - a.used).slice(MAX_WORLDS);
