@@ -8,9 +8,26 @@
 const N: usize = 624;
 const M: usize = 397;
 
-/// The first 32-bit output of MT19937 seeded with `seed` (`init_genrand`).
+/// The first 32-bit output of MT19937 seeded with `seed` (`init_genrand`). It needs only
+/// state words 0, 1 and 397 (of 624): the initialisation runs to word 397 and stops (a map
+/// asks once per chunk).
 pub fn mt19937_first(seed: u32) -> u32 {
-    mt19937_outputs(seed, 1)[0]
+    let next = |prev: u32, i: u32| {
+        1_812_433_253u32
+            .wrapping_mul(prev ^ (prev >> 30))
+            .wrapping_add(i)
+    };
+    let m1 = next(seed, 1);
+    let mut m = m1;
+    for i in 2..=M as u32 {
+        m = next(m, i);
+    }
+    let y = (seed & 0x8000_0000) | (m1 & 0x7fff_ffff);
+    let mut v = m ^ (y >> 1) ^ if y & 1 != 0 { 0x9908_b0df } else { 0 };
+    v ^= v >> 11;
+    v ^= (v << 7) & 0x9d2c_5680;
+    v ^= (v << 15) & 0xefc6_0000;
+    v ^ (v >> 18)
 }
 
 /// The first `count` (at most 624) outputs of MT19937 seeded with `seed`.
@@ -51,6 +68,16 @@ mod tests {
         // std::mt19937's default seed: the first output, and the 10,000th that C++ requires
         // (the 10,000th needs more than one state block; checked through a full generator).
         assert_eq!(mt19937_first(5489), 3_499_211_612);
+        // The short cut agrees with the whole generator's first output.
+        let mut seed = 1u32;
+        for _ in 0..2000 {
+            seed = seed.wrapping_mul(2_654_435_761).wrapping_add(12_345);
+            assert_eq!(
+                mt19937_first(seed),
+                mt19937_outputs(seed, 1)[0],
+                "seed {seed}"
+            );
+        }
         assert_eq!(
             mt19937_outputs(5489, 3),
             vec![3_499_211_612, 581_869_302, 3_890_346_734]
