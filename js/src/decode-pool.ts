@@ -161,18 +161,30 @@ export interface ScanTarget {
  * about a few runs' worth, so answers arrive before the cursor reaches their runs. */
 const STEP_BYTES = 256 * 1024;
 
+/** Longest a scan step waits for its yield's message before going on anyway. */
+const YIELD_FALLBACK_MS = 50;
+
 const yieldNow: () => Promise<void> = (() => {
   const g = globalThis as { setImmediate?: (f: () => void) => void; MessageChannel?: typeof MessageChannel };
   if (typeof g.setImmediate === 'function') return () => new Promise<void>((r) => g.setImmediate!(r));
   if (typeof g.MessageChannel === 'function') {
     // A macrotask without setTimeout's clamping: messages already queued (decoders' answers)
-    // are handled before it.
+    // are handled before it. A timer settles the yield too, should the message never come
+    // (a scan in Firefox once waited forever here or near): a scan is never left waiting.
     const ch = new g.MessageChannel();
     const waiting: Array<() => void> = [];
     ch.port1.onmessage = () => waiting.shift()?.();
     return () =>
-      new Promise<void>((r) => {
-        waiting.push(r);
+      new Promise<void>((resolve) => {
+        let settled = false;
+        const once = () => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(once, YIELD_FALLBACK_MS);
+        waiting.push(once);
         ch.port2.postMessage(0);
       });
   }

@@ -119,7 +119,33 @@ async function idbStore(name: string): Promise<Store> {
   };
 }
 
+/** Runs `f`, reporting every HEARTBEAT_MS while it runs: how long, and the readahead's and
+ * decode workers' counters (or that the engine did not answer them within a second), so a
+ * slow or stuck scan shows where it is. */
+const HEARTBEAT_MS = 5000;
+async function watched<T>(what: string, world: { db: { decodeStats(): Promise<unknown> } }, f: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  const timer = setInterval(() => {
+    const stats = Promise.race([
+      world.db.decodeStats().then(
+        (s) => JSON.stringify(s),
+        (e: unknown) => `decodeStats failed: ${String(e)}`,
+      ),
+      new Promise<string>((r) => setTimeout(() => r('decodeStats: no answer in 1 s'), 1000)),
+    ]);
+    void stats.then((s) => report(`${what}: still running after ${((performance.now() - t0) / 1000).toFixed(0)} s; ${s}`));
+  }, HEARTBEAT_MS);
+  try {
+    return await f();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+let report: (text: string) => void = () => {};
+
 async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void, phase: (text: string) => void): Promise<void> {
+  report = phase;
   const fresh = () =>
     engine === 'indexeddb'
       ? idbStore('strata-bench')
@@ -209,11 +235,11 @@ async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void
           // One untimed scan first: the same warm caches for both, and the decode workers
           // (their wasm instances) started before the timed one.
           phase(`${w}: untimed scan`);
-          await world.db.scan();
+          await watched(`${w}: untimed scan`, world, () => world.db.scan());
           let r = { entries: 0, keyBytes: 0, valueBytes: 0, crc32c: 0 };
           phase(`${w}: timed scan`);
           const t = await timed(async () => {
-            r = await world.db.scan();
+            r = await watched(`${w}: timed scan`, world, () => world.db.scan());
           });
           row(w, r.entries, r.keyBytes + r.valueBytes, t);
         } finally {
