@@ -155,7 +155,7 @@ describe('Bedrock worlds through World', () => {
     }
   });
 
-  test('relief samples kept from a chunk list draw the reads\' map, and none is used once the world changed', async () => {
+  test('relief samples kept from a chunk list draw the reads\' map, none is used once the world changed, and handed to another open they draw it too', async () => {
     const zip = path.join(tempDir('relief'), 'w.mcworld');
     zipWorld(path.join(worldsDir, 'amulet_1_18_vanilla'), zip);
     const mapOf = async (w: World) => w.map({ dimension: 0, pixelsPerChunk: 4 });
@@ -186,8 +186,29 @@ describe('Bedrock worlds through World', () => {
       const again = await mapOf(w);
       expect(Buffer.from(after.rgba).equals(Buffer.from(again.rgba))).toBe(true);
       expect(Buffer.from(after.rgba).equals(Buffer.from(read.rgba))).toBe(false);
+      // Written since the list: no samples to hand out.
+      await w.db.put(key(b[0], b[1]), other);
+      expect(await w.reliefSamples(0)).toBeUndefined();
     } finally {
       await w.close();
+    }
+    // Samples handed out, then back to another open of the same world: the same map, and
+    // bytes that are not samples are refused.
+    const first = await openMcworld(fs.readFileSync(zip));
+    await first.chunks(0);
+    const packed = (await first.reliefSamples(0))!;
+    expect(await first.reliefSamples(1)).toBeUndefined();
+    await first.close();
+    expect(Buffer.from(packed.subarray(0, 4)).toString()).toBe('SRI2');
+    const second = await openMcworld(fs.readFileSync(zip));
+    try {
+      await expect(second.setReliefSamples(packed.subarray(0, packed.length - 1))).rejects.toMatchObject({ code: 'LEVEL_INVALID_ARGUMENT' });
+      await second.setReliefSamples(packed);
+      const kept = await mapOf(second);
+      expect(Buffer.from(kept.rgba).equals(Buffer.from(read.rgba))).toBe(true);
+      expect((await second.reliefSamples(0))!.length).toBe(packed.length);
+    } finally {
+      await second.close();
     }
   });
 
