@@ -125,6 +125,7 @@ async function idbStore(name: string): Promise<Store> {
 const HEARTBEAT_MS = 5000;
 async function watched<T>(what: string, world: { db: { decodeStats(): Promise<unknown> } }, f: () => Promise<T>): Promise<T> {
   const t0 = performance.now();
+  let finished = false;
   const timer = setInterval(() => {
     const stats = Promise.race([
       world.db.decodeStats().then(
@@ -133,11 +134,13 @@ async function watched<T>(what: string, world: { db: { decodeStats(): Promise<un
       ),
       new Promise<string>((r) => setTimeout(() => r('decodeStats: no answer in 1 s'), 1000)),
     ]);
-    void stats.then((s) => report(`${what}: still running after ${((performance.now() - t0) / 1000).toFixed(0)} s; ${s}`));
+    // Not once `f` has ended (the counters may answer after it).
+    void stats.then((s) => finished || report(`${what}: still running after ${((performance.now() - t0) / 1000).toFixed(0)} s; ${s}`));
   }, HEARTBEAT_MS);
   try {
     return await f();
   } finally {
+    finished = true;
     clearInterval(timer);
   }
 }
