@@ -80,11 +80,21 @@ export class DetailTiles {
     this.map += 1;
     this.source = source;
     this.cells = new Map();
+    // Chunks come sorted by x then z, so a run of them shares a cell: its key is made once a
+    // run, not once a chunk (160,000 string keys cost tens of milliseconds before the first band).
+    let [lastX, lastZ] = [NaN, NaN];
+    let list: Array<[number, number]> = [];
     for (const c of chunks) {
-      const key = `${Math.floor(c[0] / CELL)},${Math.floor(c[1] / CELL)}`;
-      const list = this.cells.get(key);
-      if (list) list.push(c);
-      else this.cells.set(key, [c]);
+      const cx = Math.floor(c[0] / CELL);
+      const cz = Math.floor(c[1] / CELL);
+      if (cx !== lastX || cz !== lastZ) {
+        [lastX, lastZ] = [cx, cz];
+        const key = `${cx},${cz}`;
+        const had = this.cells.get(key);
+        if (had) list = had;
+        else this.cells.set(key, (list = []));
+      }
+      list.push(c);
     }
     this.occupied = new Map();
     for (let level = 1; level <= 16; level *= 2) {

@@ -14,6 +14,7 @@
 import type { MapImage } from 'strata-level/browser';
 
 import { DetailTiles, tileChunks, type DetailSource, type DetailView } from './map-detail.js';
+import { ChunkSet } from './chunk-index/chunk-set.js';
 
 export interface MapCallbacks {
   /** A click on chunk (x, z); `ev` tells the modifier keys (ctrl-click selects). */
@@ -51,7 +52,7 @@ function blocksPerPixel(img: MapImage): number {
 export class MapView {
   private image: MapImage | undefined;
   private base: HTMLCanvasElement | undefined;
-  private chunkSet = new Set<string>();
+  private chunkSet = new ChunkSet();
   /** Detail tiles of the map shown (tests lower `detail.maxPixels`; main.ts sets
    * `detail.concurrency`). */
   readonly detail = new DetailTiles(() => this.draw());
@@ -158,7 +159,7 @@ export class MapView {
     const [bx, bz] = this.blockAt(cx, cy);
     const cxk = Math.floor(bx / 16);
     const czk = Math.floor(bz / 16);
-    const has = this.chunkSet.has(`${cxk},${czk}`) ? '' : ' (no chunk)';
+    const has = this.chunkSet.has(cxk, czk) ? '' : ' (no chunk)';
     const m = this.markerAt(cx, cy);
     this.coords.textContent = `x ${bx}, z ${bz} · chunk ${cxk}, ${czk}${has}${m ? ` · ${m.label}` : ''}`;
   }
@@ -169,7 +170,7 @@ export class MapView {
   show(image: MapImage, chunks: Array<[number, number]>, markers: Marker[], keepView = false, detail?: DetailSource): void {
     this.image = image;
     this.markers = markers;
-    this.chunkSet = new Set(chunks.map(([x, z]) => `${x},${z}`));
+    this.chunkSet = new ChunkSet(chunks);
     this.tiles.clear();
     this.detail.reset(chunks, detail);
     this.base = document.createElement('canvas');
@@ -233,7 +234,7 @@ export class MapView {
     let n = 0;
     for (let cz = Math.floor(bz0 / 16); cz <= Math.floor(bz1 / 16); cz++) {
       for (let cx = Math.floor(bx0 / 16); cx <= Math.floor(bx1 / 16); cx++) {
-        if (this.chunkSet.has(`${cx},${cz}`) && !this.tiles.has(`${cx},${cz}`)) n++;
+        if (this.chunkSet.has(cx, cz) && !this.tiles.has(`${cx},${cz}`)) n++;
       }
     }
     return n;
@@ -396,8 +397,8 @@ export class MapView {
       this.inView = 0;
       for (let cz = Math.floor(bz0 / 16); cz <= Math.floor(bz1 / 16); cz++) {
         for (let cx = Math.floor(bx0 / 16); cx <= Math.floor(bx1 / 16); cx++) {
+          if (!this.chunkSet.has(cx, cz)) continue;
           const key = `${cx},${cz}`;
-          if (!this.chunkSet.has(key)) continue;
           this.inView += 1;
           const tile = this.tiles.get(key);
           if (tile === undefined) {
