@@ -39,7 +39,7 @@ export interface WasmDatabase {
   free(): void;
   // Bedrock worlds (src/wasm/world.rs).
   worldSummary(): string;
-  chunkList(dimension: number): Int32Array;
+  chunkList(dimension: number, reliefSamples: boolean): Int32Array;
   contentIdentity(): Uint8Array;
   reliefSamples(dimension: number): Uint8Array | undefined;
   setReliefSamples(packed: Uint8Array): void;
@@ -469,8 +469,8 @@ export class Engine {
     return this.db(h).worldSummary();
   }
 
-  chunkList(h: number, dimension: number): Int32Array {
-    return this.db(h).chunkList(dimension);
+  chunkList(h: number, dimension: number, reliefSamples = false): Int32Array {
+    return this.db(h).chunkList(dimension, reliefSamples === true);
   }
 
   contentIdentity(h: number): Uint8Array {

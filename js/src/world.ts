@@ -246,10 +246,13 @@ export class World {
     return JSON.parse((await this.call('worldSummary', [])) as string) as WorldSummary;
   }
 
-  /** The (x, z) of every chunk of `dimension` with a Version record, ascending. */
-  async chunks(dimension: Dimension = 0): Promise<Array<[number, number]>> {
+  /** The (x, z) of every chunk of `dimension` with a Version record, ascending. With
+   * `reliefSamples`, the same pass also samples each chunk's relief (about 200 ms more for
+   * 160,000 chunks in wasm, 60 bytes a chunk held by the engine), so the relief and slime maps
+   * drawn next read no sampled chunk again (`reliefSamples()` hands them out to keep). */
+  async chunks(dimension: Dimension = 0, options: { reliefSamples?: boolean } = {}): Promise<Array<[number, number]>> {
     checkDimension(dimension);
-    const flat = (await this.call('chunkList', [dimension])) as Int32Array;
+    const flat = (await this.call('chunkList', [dimension, options.reliefSamples === true])) as Int32Array;
     const out: Array<[number, number]> = [];
     for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
     return out;
@@ -264,7 +267,7 @@ export class World {
     return (await this.call('contentIdentity', [])) as Uint8Array;
   }
 
-  /** The relief samples `chunks(dimension)` took in its pass (each chunk's relief at up to 4
+  /** The relief samples `chunks(dimension, { reliefSamples: true })` took in its pass (each chunk's relief at up to 4
    * pixels per chunk: the maps drawn after it read no sampled chunk again), packed, while the
    * world is unchanged since; undefined otherwise. Kept with a chunk list under the world's
    * content identity, they are handed back with `setReliefSamples` when the same world is

@@ -99,6 +99,16 @@ function chunkListsCached(): Promise<number> {
   });
 }
 
+/** The base map the page shows: its size and the FNV-1a of its pixels. */
+function shownBase(): Promise<{ width: number; height: number; fnv: number }> {
+  return page.evaluate(() => {
+    const p = (window as unknown as { strataViewer: { basePixels(): { width: number; height: number; rgba: Uint8ClampedArray } } }).strataViewer.basePixels();
+    let h = 0x811c9dc5;
+    for (let i = 0; i < p.rgba.length; i++) h = Math.imul(h ^ p.rgba[i]!, 0x01000193) >>> 0;
+    return { width: p.width, height: p.height, fnv: h };
+  });
+}
+
 /** Canvas pixels that are not the background colour. */
 function mapPixels(): Promise<number> {
   return page.evaluate(() => {
@@ -744,18 +754,6 @@ describe('world viewer in Chromium', () => {
     const relief = await w.map({ dimension: 0, pixelsPerChunk: 4 });
     await w.close();
     expect([relief.width, relief.height, relief.chunksDrawn, relief.chunksFailed]).toEqual([1600, 1600, 160_000, 0]);
-    const fnv = (rgba: Uint8Array | Uint8ClampedArray) => {
-      let h = 0x811c9dc5;
-      for (let i = 0; i < rgba.length; i++) h = Math.imul(h ^ rgba[i]!, 0x01000193) >>> 0;
-      return h;
-    };
-    const shownFnv = () =>
-      page.evaluate(() => {
-        const p = (window as unknown as { strataViewer: { basePixels(): { width: number; height: number; rgba: Uint8ClampedArray } } }).strataViewer.basePixels();
-        let h = 0x811c9dc5;
-        for (let i = 0; i < p.rgba.length; i++) h = Math.imul(h ^ p.rgba[i]!, 0x01000193) >>> 0;
-        return { width: p.width, height: p.height, fnv: h };
-      });
     let peak = { all: 0, renderer: 0 };
     const sampler = setInterval(() => {
       const m = chromiumPss();
@@ -769,7 +767,7 @@ describe('world viewer in Chromium', () => {
       expect(times.firstPicture).toBeLessThanOrEqual(times.mapDrawn!);
       // The page's map (drawn from the relief samples of its chunk index pass) is the image
       // the Node API drew by reading every chunk, pixel for pixel.
-      expect(await shownFnv()).toEqual({ width: relief.width, height: relief.height, fnv: fnv(relief.rgba) });
+      expect(await shownBase()).toEqual({ width: relief.width, height: relief.height, fnv: fnv(relief.rgba) });
       await page.screenshot({ path: path.join(artifacts, 'huge-relief.png'), fullPage: true });
       // Close up at three places: every chunk in view gets its block tile.
       const closeUp: number[] = [];
@@ -809,7 +807,7 @@ describe('world viewer in Chromium', () => {
       expect(await page.getAttribute('#map', 'data-slime-chunks')).toBe(String(relief.slimeChunks));
       expect(await chunkListsCached()).toBe(1);
       // Drawn from the kept samples: the same pixels.
-      expect(await shownFnv()).toEqual({ width: relief.width, height: relief.height, fnv: fnv(relief.rgba) });
+      expect(await shownBase()).toEqual({ width: relief.width, height: relief.height, fnv: fnv(relief.rgba) });
       const timesAgain = await page.evaluate(() => (window as unknown as { strataViewer: { mapTimes(): Record<string, number> } }).strataViewer.mapTimes());
       console.log(`160,000-chunk world opened again (chunk index kept): ${JSON.stringify(timesAgain)}`);
     } finally {
@@ -1097,13 +1095,6 @@ describe('world viewer in Chromium', () => {
     const whole = new Map<string, Awaited<ReturnType<typeof w.map>>>();
     for (const layer of layers) whole.set(layer, await w.map({ dimension: 0, pixelsPerChunk: 16, layer }));
     await w.close();
-    const shownPixels = () =>
-      page.evaluate(() => {
-        const p = (window as unknown as { strataViewer: { basePixels(): { width: number; height: number; rgba: Uint8ClampedArray } } }).strataViewer.basePixels();
-        let h = 0x811c9dc5;
-        for (let i = 0; i < p.rgba.length; i++) h = Math.imul(h ^ p.rgba[i]!, 0x01000193) >>> 0;
-        return { width: p.width, height: p.height, fnv: h };
-      });
     const viewer = () =>
       page.evaluate(() => {
         const v = (window as unknown as { strataViewer: { mapBands(): number; mapTimes(): Record<string, number>; tiles(): { held: number; missing: number } } }).strataViewer;
@@ -1127,7 +1118,7 @@ describe('world viewer in Chromium', () => {
     expect(first.bands).toBe(3);
     expect(first.times.firstPicture).toBeLessThanOrEqual(first.times.mapDrawn!);
     console.log(`large world (12,100 chunks) in Chromium, ms from the open's start: ${JSON.stringify(first.times)}`);
-    expect(await shownPixels()).toEqual({ width: 1760, height: 1760, fnv: fnv(relief.rgba) });
+    expect(await shownBase()).toEqual({ width: 1760, height: 1760, fnv: fnv(relief.rgba) });
     // Once ready, the map helper opens the picked folder; the next
     // layers are drawn by it and the page's engine together, with the same pixels.
     const helpers = () => page.evaluate(() => (window as unknown as { strataViewer: { mapHelpers(): { calls: number; helpers: number } } }).strataViewer.mapHelpers());
@@ -1138,7 +1129,7 @@ describe('world viewer in Chromium', () => {
       await page.waitForSelector(`#legend[data-layer="${layer}"]`, { state: 'attached' });
       await page.waitForFunction(() => document.body.dataset.state === 'ready');
       const api = whole.get(layer)!;
-      expect(await shownPixels(), layer).toEqual({ width: 1760, height: 1760, fnv: fnv(api.rgba) });
+      expect(await shownBase(), layer).toEqual({ width: 1760, height: 1760, fnv: fnv(api.rgba) });
       expect(await page.getAttribute('#map', 'data-slime-chunks'), layer).toBe(String(api.slimeChunks));
       const legend = await page.$$eval('#legend > span', (els) => els.map((e) => (e as HTMLElement).dataset.biome ?? e.textContent ?? ''));
       if (layer === 'biome') expect(legend).toEqual(api.biomes.slice(0, 24).map(([id]) => String(id)));
@@ -1160,7 +1151,7 @@ describe('world viewer in Chromium', () => {
     // The height map stopped at once: every band painted since is slime's.
     const [paintsAfter, slimeBands] = await page.evaluate(() => [(window as unknown as Hold).strataViewer.mapPaints(), (window as unknown as Hold).strataViewer.mapBands()]);
     expect(paintsAfter! - paintsBefore).toBe(slimeBands);
-    expect(await shownPixels()).toEqual({ width: 1760, height: 1760, fnv: fnv(whole.get('slime')!.rgba) });
+    expect(await shownBase()).toEqual({ width: 1760, height: 1760, fnv: fnv(whole.get('slime')!.rgba) });
     expect([await page.getAttribute('#map', 'data-layer'), await page.getAttribute('#map', 'data-slime-chunks'), await page.getAttribute('#legend', 'data-layer')]).toEqual([
       'slime',
       String(whole.get('slime')!.slimeChunks),
@@ -1316,13 +1307,7 @@ describe('world viewer in Chromium', () => {
       await page.selectOption('#layer', 'height');
       await page.waitForSelector('#legend[data-layer="height"]', { state: 'attached' });
       await page.waitForFunction(() => document.body.dataset.state === 'ready');
-      const shownPixels = await page.evaluate(() => {
-        const p = (window as unknown as H).strataViewer.basePixels();
-        let h = 0x811c9dc5;
-        for (let i = 0; i < p.rgba.length; i++) h = Math.imul(h ^ p.rgba[i]!, 0x01000193) >>> 0;
-        return { width: p.width, height: p.height, fnv: h };
-      });
-      expect(shownPixels).toEqual({ width: 1280, height: 1280, fnv: fnv(height.rgba) });
+      expect(await shownBase()).toEqual({ width: 1280, height: 1280, fnv: fnv(height.rgba) });
       const calls = (await page.evaluate(() => (window as unknown as H).strataViewer.mapHelpers())).calls;
       expect(calls).toBeGreaterThan(0);
       // Detail tiles go to the helper too while the page's engine is busy: a coarse base (2

@@ -165,7 +165,10 @@ describe('Bedrock worlds through World', () => {
     await plain.close();
     const w = await openMcworld(fs.readFileSync(zip), { writable: true });
     try {
+      // A plain chunk list takes no samples.
       const chunks = await w.chunks(0);
+      expect(await w.reliefSamples(0)).toBeUndefined();
+      expect(await w.chunks(0, { reliefSamples: true })).toEqual(chunks);
       const sampled = await mapOf(w);
       expect([sampled.width, sampled.height, sampled.chunksDrawn, sampled.chunksFailed]).toEqual([read.width, read.height, read.chunksDrawn, read.chunksFailed]);
       expect(Buffer.from(sampled.rgba).equals(Buffer.from(read.rgba))).toBe(true);
@@ -182,7 +185,7 @@ describe('Bedrock worlds through World', () => {
       const other = (await w.db.get(key(b[0], b[1]), { valueEncoding: 'view' })) as Uint8Array;
       await w.db.put(key(a[0], a[1]), other);
       const after = await mapOf(w);
-      await w.chunks(0); // samples of the world as it is now
+      await w.chunks(0, { reliefSamples: true }); // samples of the world as it is now
       const again = await mapOf(w);
       expect(Buffer.from(after.rgba).equals(Buffer.from(again.rgba))).toBe(true);
       expect(Buffer.from(after.rgba).equals(Buffer.from(read.rgba))).toBe(false);
@@ -195,7 +198,7 @@ describe('Bedrock worlds through World', () => {
     // Samples handed out, then back to another open of the same world: the same map, and
     // bytes that are not samples are refused.
     const first = await openMcworld(fs.readFileSync(zip));
-    await first.chunks(0);
+    await first.chunks(0, { reliefSamples: true });
     const packed = (await first.reliefSamples(0))!;
     expect(await first.reliefSamples(1)).toBeUndefined();
     await first.close();

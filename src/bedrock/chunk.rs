@@ -223,14 +223,20 @@ pub fn decode_data3d(v: &[u8]) -> Result<Surface> {
     if storages.is_empty() {
         return Err(corrupt("Data3D", "no biome storage"));
     }
-    let top = storages.len() * 16 - 1;
     let mut biomes = [0u32; 256];
     for (col, b) in biomes.iter_mut().enumerate() {
-        let y = (heights[col] as i64 - 1).clamp(0, top as i64) as usize;
-        let (x, z) = (col % 16, col / 16);
-        *b = storages[y / 16].biome(x * 256 + z * 16 + y % 16)?;
+        let (s, block) = surface_block(&heights, storages.len(), col);
+        *b = storages[s].biome(block)?;
     }
     Ok(Surface { heights, biomes })
+}
+
+/// Where column `col` (`z * 16 + x`)'s surface biome is: the storage holding `height - 1`
+/// (clamped to the `storages` present) and the block's index in it (`x*256 + z*16 + y`).
+fn surface_block(heights: &[i16; 256], storages: usize, col: usize) -> (usize, usize) {
+    let top = storages as i32 * 16 - 1;
+    let y = (heights[col] as i32 - 1).clamp(0, top) as usize;
+    (y / 16, (col % 16) * 256 + (col / 16) * 16 + y % 16)
 }
 
 /// Data3D's heights and the biomes of columns `cols` only, failing exactly when (and with the
@@ -246,11 +252,7 @@ pub fn decode_data3d_at<const N: usize>(
     if storages.is_empty() {
         return Err(corrupt("Data3D", "no biome storage"));
     }
-    let top = storages.len() as i32 * 16 - 1;
-    let block = |col: usize| {
-        let y = (heights[col] as i32 - 1).clamp(0, top) as usize;
-        (y / 16, (col % 16) * 256 + (col / 16) * 16 + y % 16)
-    };
+    let block = |col: usize| surface_block(&heights, storages.len(), col);
     let unchecked = |st: &BiomeStorage| st.bpb == 0 || (4usize << st.bpb) <= st.palette.len();
     if !storages.iter().all(unchecked) {
         for col in 0..256 {

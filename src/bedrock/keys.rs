@@ -294,11 +294,8 @@ pub fn chunk_positions(db: &Db, dimension: i32) -> Result<Vec<(i32, i32)>> {
     it.seek_to_first();
     while it.valid() {
         let k = it.key();
-        // A Version record's key has no subchunk byte: 9 or 13 bytes ending in its tag. Every
-        // other key is passed over unparsed (most of a world: subchunks, entities, digests).
-        if (k.len() == 9 || k.len() == 13)
-            && matches!(k[k.len() - 1], TAG_VERSION | TAG_LEGACY_VERSION)
-        {
+        // Every other key is passed over unparsed (most of a world: subchunks, entities, digests).
+        if matches!(record_tag(k), Some(TAG_VERSION | TAG_LEGACY_VERSION)) {
             if let KeyKind::Chunk(c) = classify(k) {
                 if c.dimension == dimension && is_version_record(&c) {
                     found.push((c.x, c.z));
@@ -313,6 +310,13 @@ pub fn chunk_positions(db: &Db, dimension: i32) -> Result<Vec<(i32, i32)>> {
     found.sort_unstable();
     found.dedup();
     Ok(found)
+}
+
+/// The last byte of a key shaped like a chunk record without a subchunk byte (9 or 13 bytes:
+/// Version, Data3D, Data2D, …), read without parsing the key; `None` for other lengths. A
+/// cheap filter before `classify` in passes over every key.
+pub fn record_tag(k: &[u8]) -> Option<u8> {
+    matches!(k.len(), 9 | 13).then(|| k[k.len() - 1])
 }
 
 /// Whole-db passes do not fill the block cache, and natively their blocks are decoded ahead of

@@ -366,6 +366,25 @@ fn layer_columns(
     }
 }
 
+/// Writes drawn pixel `i`: its height (what shading compares) and its colour, tinted green
+/// when `slime_tint` (a slime chunk on the slime layer). Every drawn pixel is opaque.
+fn put_pixel(
+    rgba: &mut [u8],
+    heights: &mut [i32],
+    i: usize,
+    height: i32,
+    colour: [u8; 3],
+    slime_tint: bool,
+) {
+    heights[i] = height;
+    let c = if slime_tint {
+        [0, 1, 2].map(|k| ((colour[k] as u32 * 45 + [40u32, 220, 60][k] * 55) / 100) as u8)
+    } else {
+        colour
+    };
+    rgba[i * 4..i * 4 + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
+}
+
 /// Failed chunks named in [`MapImage::failed_chunks`] (the rest are counted).
 pub const MAX_FAILED_LISTED: usize = 64;
 
@@ -493,14 +512,16 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
         if let Some(samples) = relief.and_then(|r| r.samples(x, z)) {
             // Every column of a sampled chunk has a surface: drawn like the read columns below.
             image.chunks_drawn += counted as u64;
+            let tint = layer == MapLayer::Slime && slime[n];
             let mut put = |i: usize, s: ReliefSample| {
-                heights[i] = s.height() as i32;
-                let mut c = s.colour();
-                if layer == MapLayer::Slime && slime[n] {
-                    c = [0, 1, 2]
-                        .map(|k| ((c[k] as u32 * 45 + [40u32, 220, 60][k] * 55) / 100) as u8);
-                }
-                image.rgba[i * 4..i * 4 + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
+                put_pixel(
+                    &mut image.rgba,
+                    &mut heights,
+                    i,
+                    s.height() as i32,
+                    s.colour(),
+                    tint,
+                );
             };
             match pixel {
                 // Far out: the centre column (8, 8).
@@ -538,13 +559,15 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
         image.chunks_drawn += counted as u64;
         if let Some(i) = pixel {
             if let Some(col) = cols[8 * 16 + 8].or_else(|| cols.iter().flatten().next().copied()) {
-                heights[i] = col.height;
-                let mut c = col.colour;
-                if layer == MapLayer::Slime && slime[n] {
-                    c = [0, 1, 2]
-                        .map(|k| ((c[k] as u32 * 45 + [40u32, 220, 60][k] * 55) / 100) as u8);
-                }
-                image.rgba[i * 4..i * 4 + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
+                let tint = layer == MapLayer::Slime && slime[n];
+                put_pixel(
+                    &mut image.rgba,
+                    &mut heights,
+                    i,
+                    col.height,
+                    col.colour,
+                    tint,
+                );
                 if let (MapLayer::Biome, Some(b)) = (layer, col.biome) {
                     *biome_counts.entry(b).or_default() += 1;
                 }
@@ -562,13 +585,15 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
             for px in 0..ppc as usize {
                 if let Some(col) = cols[pz * step * 16 + px * step] {
                     let i = (pz0 + pz) * width + px0 + px;
-                    heights[i] = col.height;
-                    let mut c = col.colour;
-                    if layer == MapLayer::Slime && slime[n] {
-                        c = [0, 1, 2]
-                            .map(|k| ((c[k] as u32 * 45 + [40u32, 220, 60][k] * 55) / 100) as u8);
-                    }
-                    image.rgba[i * 4..i * 4 + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
+                    let tint = layer == MapLayer::Slime && slime[n];
+                    put_pixel(
+                        &mut image.rgba,
+                        &mut heights,
+                        i,
+                        col.height,
+                        col.colour,
+                        tint,
+                    );
                     if !counted {
                         continue;
                     }

@@ -20,8 +20,8 @@
 use super::chunk::{decode_data2d, decode_data2d_legacy, decode_data3d_at, Surface};
 use super::colours::biome_colour;
 use super::keys::{
-    classify, is_version_record, scan_options, KeyKind, TAG_DATA2D, TAG_DATA2D_LEGACY, TAG_DATA3D,
-    TAG_LEGACY_TERRAIN, TAG_LEGACY_VERSION, TAG_VERSION,
+    classify, is_version_record, record_tag, scan_options, KeyKind, TAG_DATA2D, TAG_DATA2D_LEGACY,
+    TAG_DATA3D, TAG_LEGACY_TERRAIN, TAG_LEGACY_VERSION, TAG_VERSION,
 };
 use crate::error::{Error, Result};
 use crate::Db;
@@ -232,11 +232,10 @@ pub fn relief_index(db: &Db, dimension: i32) -> Result<ReliefIndex> {
     it.seek_to_first();
     while it.valid() {
         let k = it.key();
-        // Version and surface records have no subchunk byte: 9 or 13 bytes ending in their
-        // tag. Every other key is passed over unparsed.
-        if (k.len() == 9 || k.len() == 13)
-            && matches!(
-                k[k.len() - 1],
+        // Version and surface records only; every other key is passed over unparsed.
+        if matches!(
+            record_tag(k),
+            Some(
                 TAG_VERSION
                     | TAG_LEGACY_VERSION
                     | TAG_DATA3D
@@ -244,7 +243,7 @@ pub fn relief_index(db: &Db, dimension: i32) -> Result<ReliefIndex> {
                     | TAG_DATA2D_LEGACY
                     | TAG_LEGACY_TERRAIN
             )
-        {
+        ) {
             if let KeyKind::Chunk(c) = classify(k) {
                 if c.dimension == dimension {
                     if met.last().is_none_or(|m| (m.x, m.z) != (c.x, c.z)) {

@@ -8,26 +8,34 @@
 const N: usize = 624;
 const M: usize = 397;
 
+/// State word `i` of `init_genrand` from word `i - 1`.
+fn init_next(prev: u32, i: u32) -> u32 {
+    1_812_433_253u32
+        .wrapping_mul(prev ^ (prev >> 30))
+        .wrapping_add(i)
+}
+
+/// Output `i` of a fresh state: regenerates word `i` from words `i`, `i + 1` and `i + M`,
+/// then tempers it.
+fn output(word: u32, next: u32, far: u32) -> (u32, u32) {
+    let y = (word & 0x8000_0000) | (next & 0x7fff_ffff);
+    let v = far ^ (y >> 1) ^ if y & 1 != 0 { 0x9908_b0df } else { 0 };
+    let mut t = v ^ (v >> 11);
+    t ^= (t << 7) & 0x9d2c_5680;
+    t ^= (t << 15) & 0xefc6_0000;
+    (v, t ^ (t >> 18))
+}
+
 /// The first 32-bit output of MT19937 seeded with `seed` (`init_genrand`). It needs only
 /// state words 0, 1 and 397 (of 624): the initialisation runs to word 397 and stops (a map
 /// asks once per chunk).
 pub fn mt19937_first(seed: u32) -> u32 {
-    let next = |prev: u32, i: u32| {
-        1_812_433_253u32
-            .wrapping_mul(prev ^ (prev >> 30))
-            .wrapping_add(i)
-    };
-    let m1 = next(seed, 1);
+    let m1 = init_next(seed, 1);
     let mut m = m1;
     for i in 2..=M as u32 {
-        m = next(m, i);
+        m = init_next(m, i);
     }
-    let y = (seed & 0x8000_0000) | (m1 & 0x7fff_ffff);
-    let mut v = m ^ (y >> 1) ^ if y & 1 != 0 { 0x9908_b0df } else { 0 };
-    v ^= v >> 11;
-    v ^= (v << 7) & 0x9d2c_5680;
-    v ^= (v << 15) & 0xefc6_0000;
-    v ^ (v >> 18)
+    output(seed, m1, m).1
 }
 
 /// The first `count` (at most 624) outputs of MT19937 seeded with `seed`.
@@ -36,19 +44,13 @@ pub fn mt19937_outputs(seed: u32, count: usize) -> Vec<u32> {
     let mut mt = [0u32; N];
     mt[0] = seed;
     for i in 1..N {
-        mt[i] = 1_812_433_253u32
-            .wrapping_mul(mt[i - 1] ^ (mt[i - 1] >> 30))
-            .wrapping_add(i as u32);
+        mt[i] = init_next(mt[i - 1], i as u32);
     }
     (0..count)
         .map(|i| {
-            let y = (mt[i] & 0x8000_0000) | (mt[(i + 1) % N] & 0x7fff_ffff);
-            let mut v = mt[(i + M) % N] ^ (y >> 1) ^ if y & 1 != 0 { 0x9908_b0df } else { 0 };
-            mt[i] = v;
-            v ^= v >> 11;
-            v ^= (v << 7) & 0x9d2c_5680;
-            v ^= (v << 15) & 0xefc6_0000;
-            v ^ (v >> 18)
+            let (word, out) = output(mt[i], mt[(i + 1) % N], mt[(i + M) % N]);
+            mt[i] = word;
+            out
         })
         .collect()
 }

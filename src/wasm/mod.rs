@@ -214,8 +214,9 @@ pub struct Database {
     root: String,
     snapshots: HashMap<u32, Snapshot>,
     next_snapshot: u32,
-    /// The last `chunkList` pass's chunks and relief samples (world.rs): the maps drawn after
-    /// it use them while the database is unchanged.
+    /// The chunks and relief samples of the last `chunkList` that asked for samples (or of
+    /// `setReliefSamples`; world.rs): the maps drawn after it use them while the database is
+    /// unchanged.
     relief: RefCell<Option<Arc<crate::bedrock::relief_index::ReliefIndex>>>,
 }
 

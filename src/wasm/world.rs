@@ -85,6 +85,19 @@ fn check_dimension(dimension: i32) -> Result<(), JsValue> {
     }
 }
 
+impl Database {
+    /// The last chunk list's relief samples (or those handed back), while nothing was written
+    /// since: any write makes them stale.
+    fn fresh_relief(&self) -> Result<Option<Arc<ReliefIndex>>, JsValue> {
+        let sequence = self.db()?.last_sequence();
+        Ok(self
+            .relief
+            .borrow()
+            .clone()
+            .filter(|r| r.sequence == sequence))
+    }
+}
+
 #[wasm_bindgen]
 impl Database {
     /// Opens the Bedrock world in folder `root` of `host` (or of the named in-memory store):
@@ -159,28 +172,34 @@ impl Database {
     }
 
     /// The chunks of `dimension` having a Version record, as `[x0, z0, x1, z1, …]` in
-    /// ascending (x, z) order.
+    /// ascending (x, z) order. With `relief_samples`, the same pass samples the chunks'
+    /// relief (`relief_index`), kept for the maps drawn next; without, nothing is kept.
     #[wasm_bindgen(js_name = chunkList)]
-    pub fn chunk_list(&self, dimension: i32) -> Result<Vec<i32>, JsValue> {
+    pub fn chunk_list(
+        &self,
+        dimension: i32,
+        relief_samples: Option<bool>,
+    ) -> Result<Vec<i32>, JsValue> {
         check_dimension(dimension)?;
-        // The same pass samples the chunks' relief, kept for the maps drawn next.
-        let index = relief_index(self.db()?, dimension).map_err(js_err)?;
+        let db = self.db()?;
+        if relief_samples != Some(true) {
+            let list = keys::chunk_positions(db, dimension).map_err(js_err)?;
+            return Ok(list.into_iter().flat_map(|(x, z)| [x, z]).collect());
+        }
+        let index = relief_index(db, dimension).map_err(js_err)?;
         let flat = index.chunks.iter().flat_map(|&(x, z)| [x, z]).collect();
         *self.relief.borrow_mut() = Some(Arc::new(index));
         Ok(flat)
     }
 
-    /// The relief samples the last `chunkList` of `dimension` took (`ReliefIndex::pack`), while
+    /// The relief samples the last `chunkList` of `dimension` with samples took (`ReliefIndex::pack`), while
     /// nothing was written since; `undefined` otherwise. The viewer keeps them with the list.
     #[wasm_bindgen(js_name = reliefSamples)]
     pub fn relief_samples(&self, dimension: i32) -> Result<Option<Vec<u8>>, JsValue> {
         check_dimension(dimension)?;
-        let db = self.db()?;
         Ok(self
-            .relief
-            .borrow()
-            .as_ref()
-            .filter(|r| r.dimension == dimension && r.sequence == db.last_sequence())
+            .fresh_relief()?
+            .filter(|r| r.dimension == dimension)
             .map(|r| r.pack()))
     }
 
@@ -286,12 +305,7 @@ impl Database {
                 max_pixels: MAX_MAP_PIXELS,
                 region,
                 chunks: Some(chunks),
-                // The last chunk list's samples, while nothing was written since its pass.
-                relief: self
-                    .relief
-                    .borrow()
-                    .clone()
-                    .filter(|r| r.sequence == db.last_sequence()),
+                relief: self.fresh_relief()?,
             },
         )
         .map_err(js_err)?;

@@ -123,7 +123,7 @@ async function idbStore(name: string): Promise<Store> {
  * decode workers' counters (or that the engine did not answer them within a second), so a
  * slow or stuck scan shows where it is. */
 const HEARTBEAT_MS = 5000;
-async function watched<T>(what: string, world: { db: { decodeStats(): Promise<unknown> } }, f: () => Promise<T>): Promise<T> {
+async function watched<T>(what: string, world: { db: { decodeStats(): Promise<unknown> } }, report: (text: string) => void, f: () => Promise<T>): Promise<T> {
   const t0 = performance.now();
   let finished = false;
   const timer = setInterval(() => {
@@ -145,10 +145,7 @@ async function watched<T>(what: string, world: { db: { decodeStats(): Promise<un
   }
 }
 
-let report: (text: string) => void = () => {};
-
 async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void, phase: (text: string) => void): Promise<void> {
-  report = phase;
   const fresh = () =>
     engine === 'indexeddb'
       ? idbStore('strata-bench')
@@ -238,11 +235,11 @@ async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void
           // One untimed scan first: the same warm caches for both, and the decode workers
           // (their wasm instances) started before the timed one.
           phase(`${w}: untimed scan`);
-          await watched(`${w}: untimed scan`, world, () => world.db.scan());
+          await watched(`${w}: untimed scan`, world, phase, () => world.db.scan());
           let r = { entries: 0, keyBytes: 0, valueBytes: 0, crc32c: 0 };
           phase(`${w}: timed scan`);
           const t = await timed(async () => {
-            r = await watched(`${w}: timed scan`, world, () => world.db.scan());
+            r = await watched(`${w}: timed scan`, world, phase, () => world.db.scan());
           });
           row(w, r.entries, r.keyBytes + r.valueBytes, t);
         } finally {

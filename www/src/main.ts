@@ -529,7 +529,7 @@ async function indexDimension(index: NonNullable<typeof chunkIndex>, w: World, d
     if (kept.relief) await w.setReliefSamples(kept.relief).catch(() => undefined);
     return kept.chunks;
   }
-  const chunks = await w.chunks(dimension);
+  const chunks = await w.chunks(dimension, { reliefSamples: true });
   // Kept only if the world did not change during the pass (its identity, read again, is the
   // same), so a list is never kept under the identity of another state of the world. Not for
   // a writable copy: each edit gives it another identity, and reopened later (read-only) it
