@@ -167,47 +167,67 @@ fn past_limit(what: &str, limit: usize) -> Error {
 }
 
 /// C libdeflate: a whole-buffer decoder that needs the output's room up front. Each thread
-/// keeps a decompressor and a scratch buffer; a block is decoded into the scratch (grown from
-/// a guess by doubling on `InsufficientSpace`, never past `limit`, so a hostile block costs
-/// at most twice the limit in work) and copied out at its exact length: no zeroed buffer per
-/// block, and once the scratch has reached the largest block size no retries. Bytes after the
-/// end of the stream are ignored, as zlib's `uncompress` does. The same code natively and in
-/// wasm (where `thread_local!` is a plain static).
+/// keeps a decompressor and the size of the largest block so far; a block is decoded
+/// straight into a pooled buffer of that size (grown by doubling on
+/// `InsufficientSpace`, never past `limit`, so a hostile block costs at most twice the limit
+/// in work), then shortened to its length: no copy and no zeroed buffer for the data blocks
+/// that make up a scan, and a retry only for a block larger than any before it. A
+/// block much smaller than the room (an index block, a small value) is copied out at its exact
+/// length instead, so that a block kept for long (a table's index) does not pin the room's
+/// capacity. Bytes after the end of the stream are ignored, as zlib's `uncompress` does. The
+/// same code natively and in wasm (where `thread_local!` is a plain static).
 #[cfg(any(target_arch = "wasm32", feature = "libdeflate"))]
 fn inflate_libdeflate(input: &[u8], limit: usize, zlib_header: bool) -> Result<Vec<u8>> {
+    use crate::util::buffer_pool;
     use libdeflater::{DecompressionError, Decompressor};
     use std::cell::RefCell;
     thread_local! {
-        static STATE: RefCell<Option<(Decompressor, Vec<u8>)>> = const { RefCell::new(None) };
+        static STATE: RefCell<Option<(Decompressor, usize)>> = const { RefCell::new(None) };
     }
     let what = if zlib_header { "zlib" } else { "raw deflate" };
     STATE.with(|cell| {
         let mut state = cell.borrow_mut();
-        let (decoder, scratch) = state.get_or_insert_with(|| (Decompressor::new(), Vec::new()));
-        let guess = input.len().saturating_mul(8).max(4096);
-        let mut room = scratch.len().max(guess).min(limit);
+        let (decoder, largest) = state.get_or_insert_with(|| (Decompressor::new(), 0));
+        // The largest block so far (a scan's data blocks are all about one size), but not
+        // more than 64 times the input: one large value must not make every later block
+        // take (and, past the pool's bound, zero) a buffer of its size.
+        let mut room = match *largest {
+            0 => input.len().saturating_mul(8),
+            most => most.min(input.len().saturating_mul(64)),
+        }
+        .max(4096)
+        .min(limit);
         loop {
-            if scratch.len() < room {
-                scratch.resize(room, 0);
-            }
-            let out = &mut scratch[..room];
+            let mut out = buffer_pool::take(room);
             let result = if zlib_header {
-                decoder.zlib_decompress(input, out)
+                decoder.zlib_decompress(input, &mut out)
             } else {
-                decoder.deflate_decompress(input, out)
+                decoder.deflate_decompress(input, &mut out)
             };
             match result {
-                Ok(n) => return Ok(crate::util::buffer_pool::copy_of(&scratch[..n])),
+                Ok(n) => {
+                    *largest = (*largest).max(n);
+                    if n < room / 2 {
+                        let exact = buffer_pool::copy_of(&out[..n]);
+                        buffer_pool::give(out);
+                        return Ok(exact);
+                    }
+                    out.truncate(n);
+                    return Ok(out);
+                }
                 Err(DecompressionError::InsufficientSpace) if room >= limit => {
-                    return Err(past_limit(what, limit))
+                    buffer_pool::give(out);
+                    return Err(past_limit(what, limit));
                 }
                 Err(DecompressionError::InsufficientSpace) => {
+                    buffer_pool::give(out);
                     room = room.saturating_mul(2).min(limit);
                 }
                 Err(DecompressionError::BadData) => {
+                    buffer_pool::give(out);
                     return Err(Error::corruption(format!(
                         "bad {what} block: invalid or truncated stream"
-                    )))
+                    )));
                 }
             }
         }
@@ -397,6 +417,48 @@ mod tests {
         #[cfg(feature = "libdeflate")]
         ("libdeflate", inflate_libdeflate),
     ];
+
+    /// libdeflate decodes into a buffer as large as the largest block so far: blocks growing,
+    /// shrinking and far smaller than that all come back whole, and a small one at its exact
+    /// capacity (a table's index block must not pin a data block's room).
+    #[cfg(feature = "libdeflate")]
+    #[test]
+    fn libdeflate_blocks_of_changing_sizes_come_back_exact() {
+        let mut rng = crate::util::random::Random::new(5);
+        let block = |n: usize, rng: &mut crate::util::random::Random| -> Vec<u8> {
+            (0..n)
+                .map(|i| b"minecraft:stone"[i % 15] ^ (rng.uniform(4) as u8))
+                .collect()
+        };
+        for kind in [CompressionType::Zlib, CompressionType::ZlibRaw] {
+            let z = kind == CompressionType::Zlib;
+            for n in [
+                150_000, 160_000, 170_000, 155_000, 300, 200_000, 4_000, 165_000, 0,
+            ] {
+                let raw = block(n, &mut rng);
+                let mut packed = Vec::new();
+                compress(kind, &raw, &mut packed);
+                let out = inflate_libdeflate(&packed, 1 << 20, z).unwrap();
+                assert_eq!(out, raw, "{kind:?} {n}");
+                if n < 100_000 {
+                    assert!(
+                        out.capacity() <= 2 * n.max(4096),
+                        "{kind:?} {n}: {}",
+                        out.capacity()
+                    );
+                }
+                crate::util::buffer_pool::give(out);
+            }
+            // 1 MiB of zeros from a ~1 KiB input, then a small block: exact again.
+            let zeros = vec![0u8; 1 << 20];
+            let mut packed = Vec::new();
+            compress(kind, &zeros, &mut packed);
+            assert_eq!(inflate_libdeflate(&packed, 1 << 20, z).unwrap(), zeros);
+            let raw = block(1000, &mut rng);
+            compress(kind, &raw, &mut packed);
+            assert_eq!(inflate_libdeflate(&packed, 1 << 20, z).unwrap(), raw);
+        }
+    }
 
     #[test]
     fn every_inflater_agrees_on_limits_truncation_and_garbage() {

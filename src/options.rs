@@ -220,6 +220,10 @@ pub struct ReadOptions {
     /// exports, compactions. Entries still arrive in order; random seeks get no speculation.
     /// Default: false.
     pub readahead: bool,
+    /// With readahead in wasm: decode workers may hand back only the entries whose user key
+    /// this filter keeps (the reader passes over the others unread), so less comes back into
+    /// the engine. A hint: blocks the cursor decodes itself keep every entry. Default: none.
+    pub lend_filter: Option<crate::table::readahead::LendFilter>,
 }
 
 impl Default for ReadOptions {
@@ -229,6 +233,7 @@ impl Default for ReadOptions {
             fill_cache: true,
             snapshot: None,
             readahead: false,
+            lend_filter: None,
         }
     }
 }

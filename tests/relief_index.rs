@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use strata::bedrock::keys::{self, chunk_key, TAG_DATA3D, TAG_VERSION};
 use strata::bedrock::map::{render_map, MapImage, MapLayer, MapOptions};
-use strata::bedrock::relief_index::relief_index;
+use strata::bedrock::relief_index::{relief_index, ReliefPass};
 use strata::bedrock::synth::{generate, SynthParams};
 use strata::bedrock::World;
 use strata::db::WriteBatch;
@@ -44,6 +44,25 @@ fn check(db: &Db, dimension: i32, what: &str) -> (usize, usize, usize) {
     let chunks = keys::chunk_positions(db, dimension).unwrap();
     assert_eq!(index.chunks, chunks, "{what} dimension {dimension}");
     assert_eq!(index.sequence, db.last_sequence());
+    // The same pass in steps (wasm's, between which decode workers hand blocks back): the
+    // same index, whether a step passes one entry or many.
+    for step in [1, 100_000] {
+        let mut pass = ReliefPass::new(db, dimension);
+        let mut steps = 1;
+        while !pass.step(step).unwrap() {
+            steps += 1;
+        }
+        let stepped = pass.finish();
+        assert_eq!(
+            (&stepped.chunks, stepped.pack()),
+            (&index.chunks, index.pack()),
+            "{what} {step}"
+        );
+        assert!(
+            step > 1 || steps as usize >= chunks.len(),
+            "{what}: {steps} steps"
+        );
+    }
     if chunks.is_empty() {
         return (0, 0, 0);
     }

@@ -18,6 +18,8 @@ export interface DecodeRequest {
   sizes: Uint32Array;
   verify: boolean;
   max: number;
+  /** The reader's key filter (`decodeRun`'s `filter`): 0 keeps every entry. */
+  filter: number;
 }
 export type DecodeAnswer = { id: number; ok: true; packed: Uint8Array } | { id: number; ok: false; error?: string };
 
@@ -80,7 +82,7 @@ export class DecodePool {
   }
 
   /** Decodes one run on the least loaded live worker; `{ ok: false }` if none can. */
-  decode(raw: Uint8Array, sizes: Uint32Array, verify: boolean, max: number): Promise<DecodeAnswer> {
+  decode(raw: Uint8Array, sizes: Uint32Array, verify: boolean, max: number, filter = 0): Promise<DecodeAnswer> {
     const id = this.nextId++;
     const live = this.members.filter((m) => m.alive);
     if (live.length === 0) return Promise.resolve({ id, ok: false, error: 'no decode worker' });
@@ -93,7 +95,7 @@ export class DecodePool {
         resolve(a);
       });
       try {
-        m.port.post({ id, raw, sizes, verify, max }, [raw.buffer as ArrayBuffer]);
+        m.port.post({ id, raw, sizes, verify, max, filter }, [raw.buffer as ArrayBuffer]);
       } catch (e) {
         m.pending.delete(id);
         this.stats.failed += 1;
@@ -122,6 +124,7 @@ export class DecodePool {
 interface Lent {
   id: number;
   verify: boolean;
+  filter: number;
   max: number;
   sizes: Uint32Array;
   raw: Uint8Array;
@@ -135,33 +138,42 @@ function unpackLent(packed: Uint8Array): Lent[] {
   for (let i = 0; i < count; i++) {
     const id = view.getFloat64(at, true);
     const verify = packed[at + 8] === 1;
-    const max = view.getUint32(at + 9, true);
-    const n = view.getUint32(at + 13, true);
-    at += 17;
+    const filter = packed[at + 9]!;
+    const max = view.getUint32(at + 10, true);
+    const n = view.getUint32(at + 14, true);
+    at += 18;
     const sizes = new Uint32Array(n);
     for (let j = 0; j < n; j++) sizes[j] = view.getUint32(at + 4 * j, true);
     at += 4 * n;
     const len = view.getUint32(at, true);
     at += 4;
-    out.push({ id, verify, max, sizes, raw: packed.slice(at, at + len) });
+    out.push({ id, verify, filter, max, sizes, raw: packed.slice(at, at + len) });
     at += len;
   }
   return out;
 }
 
-/** What the scan needs from the engine's database object. */
+/** What a pass with decode workers needs from the engine's database object. */
 export interface ScanTarget {
-  scanCursor(): { step(max: number): boolean; figures(): Float64Array | number[]; free(): void };
+  scanCursor(): Stepper & { figures(): Float64Array | number[] };
+  chunkListCursor(dimension: number): Stepper;
+  chunkListFinish(cursor: Stepper): Int32Array;
   lendRuns(max: number): Uint8Array;
   deliverRun(id: number, packed: Uint8Array): void;
   abandonRun(id: number): void;
 }
 
-/** Bytes of entries per scan step (between steps, answers are delivered and more runs lent):
+/** A pass over the database in steps (the wasm facade's ScanCursor, ChunkListCursor). */
+export interface Stepper {
+  step(max: number): boolean;
+  free(): void;
+}
+
+/** Bytes of entries per step (between steps, answers are delivered and more runs lent):
  * about a few runs' worth, so answers arrive before the cursor reaches their runs. */
 const STEP_BYTES = 256 * 1024;
 
-/** Longest a scan step waits for its yield's message before going on anyway. */
+/** Longest a step waits for its yield's message before going on anyway. */
 const YIELD_FALLBACK_MS = 50;
 
 const yieldNow: () => Promise<void> = (() => {
@@ -170,7 +182,7 @@ const yieldNow: () => Promise<void> = (() => {
   if (typeof g.MessageChannel === 'function') {
     // A macrotask without setTimeout's clamping: messages already queued (decoders' answers)
     // are handled before it. A timer settles the yield too, should the message never come
-    // (a scan in Firefox once waited forever here or near): a scan is never left waiting.
+    // (a scan in Firefox once waited forever here or near): a pass is never left waiting.
     const ch = new g.MessageChannel();
     const waiting: Array<() => void> = [];
     ch.port1.onmessage = () => waiting.shift()?.();
@@ -191,30 +203,48 @@ const yieldNow: () => Promise<void> = (() => {
   return () => new Promise<void>((r) => setTimeout(r, 0));
 })();
 
-/** A full scan with the pool decoding the readahead's runs: the figures `scan()` gives.
- * `alive()` says whether the database is still open (answers after a close are dropped). */
+/** Runs `cursor` to its end with the pool decoding the readahead's runs (lent between steps,
+ * their blocks delivered as they come back). `alive()` says whether the database is still
+ * open (answers after a close are dropped). */
+async function stepWithDecoders(db: ScanTarget, cursor: Stepper, pool: DecodePool, alive: () => boolean): Promise<void> {
+  let inflight = 0;
+  for (;;) {
+    const room = pool.capacity - inflight;
+    if (room > 0) {
+      for (const run of unpackLent(db.lendRuns(room))) {
+        inflight += 1;
+        void pool.decode(run.raw, run.sizes, run.verify, run.max, run.filter).then((a) => {
+          inflight -= 1;
+          if (!alive()) return;
+          if (a.ok) db.deliverRun(run.id, a.packed);
+          else db.abandonRun(run.id);
+        });
+      }
+    }
+    if (cursor.step(STEP_BYTES)) return;
+    if (!alive()) throw Object.assign(new Error('Database is not open'), { code: 'LEVEL_DATABASE_NOT_OPEN' });
+    await yieldNow();
+  }
+}
+
+/** A full scan with the pool decoding the readahead's runs: the figures `scan()` gives. */
 export async function scanWithDecoders(db: ScanTarget, pool: DecodePool, alive: () => boolean): Promise<number[]> {
   const cursor = db.scanCursor();
-  let inflight = 0;
   try {
-    for (;;) {
-      const room = pool.capacity - inflight;
-      if (room > 0) {
-        for (const run of unpackLent(db.lendRuns(room))) {
-          inflight += 1;
-          void pool.decode(run.raw, run.sizes, run.verify, run.max).then((a) => {
-            inflight -= 1;
-            if (!alive()) return;
-            if (a.ok) db.deliverRun(run.id, a.packed);
-            else db.abandonRun(run.id);
-          });
-        }
-      }
-      if (cursor.step(STEP_BYTES)) break;
-      if (!alive()) throw Object.assign(new Error('Database is not open'), { code: 'LEVEL_DATABASE_NOT_OPEN' });
-      await yieldNow();
-    }
+    await stepWithDecoders(db, cursor, pool, alive);
     return [...cursor.figures()];
+  } finally {
+    cursor.free();
+  }
+}
+
+/** `chunkList(dimension, true)` with the pool decoding the pass's runs, each block handed back
+ * with only the records the pass reads: the same list, and the same samples kept. */
+export async function chunkListWithDecoders(db: ScanTarget, dimension: number, pool: DecodePool, alive: () => boolean): Promise<Int32Array> {
+  const cursor = db.chunkListCursor(dimension);
+  try {
+    await stepWithDecoders(db, cursor, pool, alive);
+    return db.chunkListFinish(cursor);
   } finally {
     cursor.free();
   }

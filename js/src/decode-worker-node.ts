@@ -12,7 +12,7 @@ initSync({ module: (workerData as { module: WebAssembly.Module }).module });
 const port = parentPort!;
 port.on('message', (m: DecodeRequest) => {
   try {
-    const packed = decodeRun(m.raw, m.sizes, m.verify, m.max);
+    const packed = decodeRun(m.raw, m.sizes, m.verify, m.max, m.filter);
     port.postMessage({ id: m.id, ok: true, packed }, [packed.buffer as ArrayBuffer]);
   } catch (e) {
     port.postMessage({ id: m.id, ok: false, error: String((e as Error)?.message ?? e) });

@@ -22,7 +22,7 @@ scope.onmessage = (ev) => {
   void (async () => {
     try {
       await ready;
-      const packed = decodeRun(m.raw, m.sizes, m.verify, m.max);
+      const packed = decodeRun(m.raw, m.sizes, m.verify, m.max, m.filter);
       scope.postMessage({ id: m.id, ok: true, packed }, [packed.buffer as ArrayBuffer]);
     } catch (e) {
       scope.postMessage({ id: m.id, ok: false, error: String((e as Error)?.message ?? e) });

@@ -9,7 +9,7 @@
 // in bounded steps when the engine is idle (the wasm build has no background thread).
 
 import { toBytes } from './codec.js';
-import { scanWithDecoders, type DecodePool } from './decode-pool.js';
+import { chunkListWithDecoders, scanWithDecoders, type DecodePool, type Stepper } from './decode-pool.js';
 import { StrataError, invalidArgument } from './errors.js';
 import type { StorageHost } from './host.js';
 
@@ -40,6 +40,8 @@ export interface WasmDatabase {
   // Bedrock worlds (src/wasm/world.rs).
   worldSummary(): string;
   chunkList(dimension: number, reliefSamples: boolean): Int32Array;
+  chunkListCursor(dimension: number): Stepper;
+  chunkListFinish(cursor: Stepper): Int32Array;
   contentIdentity(): Uint8Array;
   reliefSamples(dimension: number): Uint8Array | undefined;
   setReliefSamples(packed: Uint8Array): void;
@@ -469,8 +471,14 @@ export class Engine {
     return this.db(h).worldSummary();
   }
 
-  chunkList(h: number, dimension: number, reliefSamples = false): Int32Array {
-    return this.db(h).chunkList(dimension, reliefSamples === true);
+  /** The chunks of `dimension`; with relief samples and decode workers, a pass in steps whose
+   * runs of blocks the workers inflate and hand back with only the records it reads (the
+   * same list and samples). */
+  chunkList(h: number, dimension: number, reliefSamples = false): Int32Array | Promise<Int32Array> {
+    const entry = this.entry(h);
+    const pool = reliefSamples === true ? this.decodePool(entry.decodeWorkers) : undefined;
+    if (!pool) return entry.db.chunkList(dimension, reliefSamples === true);
+    return chunkListWithDecoders(entry.db, dimension, pool, () => this.dbs.get(h) === entry);
   }
 
   contentIdentity(h: number): Uint8Array {

@@ -2,13 +2,16 @@
 // readahead, src/table/readahead.rs): scans whose runs of compressed blocks are inflated by
 // workers give exactly the figures of the engine decoding alone, on every shared world and on
 // a generated zlib database; a worker terminated mid-scan costs nothing but time (exact
-// figures); a damaged block is reported exactly as without workers.
+// figures); a damaged block is reported exactly as without workers. Chunk lists with relief
+// samples go through the workers too, each block handed back with only the records the pass
+// reads: the same lists and samples as the engine alone, and a scan interleaved with such a
+// list on the same engine still gets every entry.
 
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 
-import { open } from '../dist/node.js';
+import { open, openWorld } from '../dist/node.js';
 import { tempDir, worlds, worldsDir, worldTest } from './helpers.js';
 
 /** A database of `n` entries in zlib tables (random-ish values that still compress). */
@@ -45,6 +48,51 @@ describe('decode workers (Node)', () => {
     }
     console.log(`decode workers: ${byWorkers} runs decoded by workers over every shared world`);
     expect(byWorkers).toBeGreaterThan(100);
+  });
+
+  worldTest('every shared world: chunk lists with relief samples through decode workers give the engine\'s own lists and samples', async () => {
+    let byWorkers = 0;
+    let chunks = 0;
+    for (const w of worlds()) {
+      const got: Array<Array<[number, number, string]>> = [];
+      for (const decodeWorkers of [1, 0]) {
+        const world = await openWorld(path.join(worldsDir, w.name), { decodeWorkers });
+        const dims: Array<[number, number, string]> = [];
+        for (const dim of [0, 1, 2]) {
+          const list = await world.chunks(dim, { reliefSamples: true });
+          const samples = await world.reliefSamples(dim);
+          dims.push([dim, list.length, `${JSON.stringify(list)} ${samples ? Buffer.from(samples).toString('base64') : 'none'}`]);
+        }
+        if (decodeWorkers > 0) byWorkers += (await world.db.decodeStats()).readahead!.runsByWorkers!;
+        else chunks += dims.reduce((n, d) => n + d[1], 0);
+        await world.close();
+        got.push(dims);
+      }
+      expect(got[0], w.name).toEqual(got[1]);
+    }
+    console.log(`decode workers: ${byWorkers} runs of chunk-list passes decoded by workers; ${chunks} chunks over every shared world`);
+    expect(byWorkers).toBeGreaterThan(50);
+    expect(chunks).toBe(5660);
+  });
+
+  worldTest('a scan and a chunk list interleaved on one engine with decode workers: every entry for the scan, the exact list', async () => {
+    const w = worlds().reduce((a, b) => (b.valueBytes > a.valueBytes ? b : a));
+    const alone = await openWorld(path.join(worldsDir, w.name), { decodeWorkers: 0 });
+    const want = await alone.chunks(0, { reliefSamples: true });
+    await alone.close();
+    const world = await openWorld(path.join(worldsDir, w.name), { decodeWorkers: 1 });
+    try {
+      for (let round = 0; round < 3; round++) {
+        const [scan, list] = await Promise.all([world.db.scan(), world.chunks(0, { reliefSamples: true })]);
+        expect({ entries: scan.entries, keyBytes: scan.keyBytes, valueBytes: scan.valueBytes, crc32c: scan.crc32c }).toEqual({ entries: w.entries, keyBytes: w.keyBytes, valueBytes: w.valueBytes, crc32c: w.crc32c });
+        expect(list).toEqual(want);
+      }
+      const stats = (await world.db.decodeStats()).readahead!;
+      console.log(`interleaved on ${w.name}: ${JSON.stringify(stats)}`);
+      expect(stats.runsByWorkers).toBeGreaterThan(10);
+    } finally {
+      await world.close();
+    }
   });
 
   test('a worker terminated mid-scan: the scan finishes with exact figures', async () => {

@@ -24,6 +24,7 @@ use super::keys::{
     TAG_DATA3D, TAG_LEGACY_TERRAIN, TAG_LEGACY_VERSION, TAG_VERSION,
 };
 use crate::error::{Error, Result};
+use crate::table::readahead::LendFilter;
 use crate::Db;
 
 /// Columns sampled per chunk: every 4th column each way.
@@ -224,77 +225,134 @@ fn samples_of(tag: u8, v: &[u8], out: &mut Vec<ReliefSample>) -> bool {
 
 /// Lists the chunks of `dimension` and samples their relief, in one pass over every key.
 pub fn relief_index(db: &Db, dimension: i32) -> Result<ReliefIndex> {
-    let sequence = db.last_sequence();
-    let mut met: Vec<Met> = Vec::new();
-    // Samples stay in the order met (`at` points into them): no copy when sorting.
-    let mut samples: Vec<ReliefSample> = Vec::new();
-    let mut it = db.iter(&scan_options());
-    it.seek_to_first();
-    while it.valid() {
-        let k = it.key();
-        // Version and surface records only; every other key is passed over unparsed.
-        if matches!(
-            record_tag(k),
-            Some(
-                TAG_VERSION
-                    | TAG_LEGACY_VERSION
-                    | TAG_DATA3D
-                    | TAG_DATA2D
-                    | TAG_DATA2D_LEGACY
-                    | TAG_LEGACY_TERRAIN
-            )
-        ) {
-            if let KeyKind::Chunk(c) = classify(k) {
-                if c.dimension == dimension {
-                    if met.last().is_none_or(|m| (m.x, m.z) != (c.x, c.z)) {
-                        met.push(Met {
-                            x: c.x,
-                            z: c.z,
-                            version: false,
-                            surface: false,
-                            at: u32::MAX,
-                        });
-                    }
-                    let m = met.last_mut().expect("pushed above");
-                    if is_version_record(&c) {
-                        m.version = true;
-                    } else if !m.surface {
-                        m.surface = true;
-                        let at = samples.len() as u32;
-                        if samples_of(c.tag, it.value(), &mut samples) {
-                            m.at = at;
+    let mut pass = ReliefPass::new(db, dimension);
+    while !pass.step(usize::MAX)? {}
+    Ok(pass.finish())
+}
+
+/// `relief_index` in steps, so that a host without threads (wasm) can hand the pass's blocks
+/// to decode workers between steps (`Database.chunkListCursor`). The pass reads as of its
+/// start (its iterator's implicit snapshot); `sequence` is the last sequence then.
+pub struct ReliefPass {
+    dimension: i32,
+    sequence: u64,
+    it: crate::db::DbIter,
+    met: Vec<Met>,
+    /// Samples stay in the order met (`at` points into them): no copy when sorting.
+    samples: Vec<ReliefSample>,
+}
+
+impl ReliefPass {
+    pub fn new(db: &Db, dimension: i32) -> ReliefPass {
+        let sequence = db.last_sequence();
+        let mut options = scan_options();
+        // Decode workers may hand back only the records this pass reads.
+        options.lend_filter = Some(CHUNK_INDEX_FILTER);
+        let mut it = db.iter(&options);
+        it.seek_to_first();
+        ReliefPass {
+            dimension,
+            sequence,
+            it,
+            met: Vec::new(),
+            samples: Vec::new(),
+        }
+    }
+
+    /// Reads on until about `max_bytes` of keys and values were passed; true once every key
+    /// was (or the iterator's error).
+    pub fn step(&mut self, max_bytes: usize) -> Result<bool> {
+        let mut bytes = 0usize;
+        let it = &mut self.it;
+        while it.valid() {
+            if bytes >= max_bytes {
+                return Ok(false);
+            }
+            let k = it.key();
+            bytes = bytes.saturating_add(k.len() + it.value().len() + 16);
+            // Version and surface records only; every other key is passed over unparsed.
+            if chunk_index_record(k) {
+                if let KeyKind::Chunk(c) = classify(k) {
+                    if c.dimension == self.dimension {
+                        let met = &mut self.met;
+                        if met.last().is_none_or(|m| (m.x, m.z) != (c.x, c.z)) {
+                            met.push(Met {
+                                x: c.x,
+                                z: c.z,
+                                version: false,
+                                surface: false,
+                                at: u32::MAX,
+                            });
+                        }
+                        let m = met.last_mut().expect("pushed above");
+                        if is_version_record(&c) {
+                            m.version = true;
+                        } else if !m.surface {
+                            m.surface = true;
+                            let at = self.samples.len() as u32;
+                            if samples_of(c.tag, it.value(), &mut self.samples) {
+                                m.at = at;
+                            }
                         }
                     }
                 }
             }
+            it.next();
         }
-        it.next();
+        it.status()?;
+        Ok(true)
     }
-    it.status()?;
-    // Keys come in byte order (little-endian coordinates): sorted by (x, z) here. A chunk met
-    // twice keeps no samples (the map reads it).
-    met.sort_by_key(|m| (m.x, m.z));
-    let mut index = ReliefIndex {
-        dimension,
-        sequence,
-        chunks: Vec::with_capacity(met.len()),
-        at: Vec::with_capacity(met.len()),
-        samples,
-    };
-    let mut i = 0;
-    while i < met.len() {
-        let mut j = i + 1;
-        while j < met.len() && (met[j].x, met[j].z) == (met[i].x, met[i].z) {
-            j += 1;
+
+    /// The index of what the steps read.
+    pub fn finish(self) -> ReliefIndex {
+        let mut met = self.met;
+        // Keys come in byte order (little-endian coordinates): sorted by (x, z) here. A chunk
+        // met twice keeps no samples (the map reads it).
+        met.sort_by_key(|m| (m.x, m.z));
+        let mut index = ReliefIndex {
+            dimension: self.dimension,
+            sequence: self.sequence,
+            chunks: Vec::with_capacity(met.len()),
+            at: Vec::with_capacity(met.len()),
+            samples: self.samples,
+        };
+        let mut i = 0;
+        while i < met.len() {
+            let mut j = i + 1;
+            while j < met.len() && (met[j].x, met[j].z) == (met[i].x, met[i].z) {
+                j += 1;
+            }
+            if met[i..j].iter().any(|m| m.version) {
+                index.chunks.push((met[i].x, met[i].z));
+                index.at.push(if j - i == 1 { met[i].at } else { u32::MAX });
+            }
+            i = j;
         }
-        if met[i..j].iter().any(|m| m.version) {
-            index.chunks.push((met[i].x, met[i].z));
-            index.at.push(if j - i == 1 { met[i].at } else { u32::MAX });
-        }
-        i = j;
+        index
     }
-    Ok(index)
 }
+
+/// Whether a user key is one the pass reads: a chunk's Version or surface record.
+fn chunk_index_record(key: &[u8]) -> bool {
+    matches!(
+        record_tag(key),
+        Some(
+            TAG_VERSION
+                | TAG_LEGACY_VERSION
+                | TAG_DATA3D
+                | TAG_DATA2D
+                | TAG_DATA2D_LEGACY
+                | TAG_LEGACY_TERRAIN
+        )
+    )
+}
+
+/// The pass's `ReadOptions::lend_filter`: decode workers keep only the entries whose user key
+/// `chunk_index_record` takes (`table::readahead::filter_block`).
+pub const CHUNK_INDEX_FILTER: LendFilter = LendFilter {
+    code: 1,
+    keeps: chunk_index_record,
+};
 
 #[cfg(test)]
 mod tests {

@@ -106,6 +106,7 @@ pub fn run_compaction(
         fill_cache: false,
         snapshot: None,
         readahead: false,
+        lend_filter: None,
     };
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
     for (which, files) in c.inputs.iter().enumerate() {

@@ -139,6 +139,7 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
         fill_cache: false,
         snapshot: None,
         readahead: false,
+        lend_filter: None,
     };
     for (number, name) in tables {
         let path = join(dir, &name);

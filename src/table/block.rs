@@ -73,6 +73,14 @@ impl Block {
         })
     }
 
+    /// The block's bytes, given up (a mapped block's copied).
+    pub fn into_vec(mut self) -> Vec<u8> {
+        match &mut self.data {
+            BlockData::Owned(v) => std::mem::take(v),
+            BlockData::Mapped(b) => b.to_vec(),
+        }
+    }
+
     /// Size of the uncompressed block in bytes.
     pub fn size(&self) -> usize {
         self.data.bytes().len()

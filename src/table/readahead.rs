@@ -35,6 +35,12 @@
 //! is decoded by the cursor itself (as a queued one is), so a slow, failed or terminated
 //! decoder costs time, never a wrong or missing entry; blocks a decoder could not decode are
 //! not delivered (the cursor decodes them and reports the damage with file and offset).
+//! A reader that reads only some keys (`ReadOptions::lend_filter`: a Bedrock chunk index reads
+//! Version and surface records, not the sub-chunks that are most of a world's bytes) has its
+//! runs lent with the filter's code, and a decoder hands back each block rebuilt with only
+//! the entries the filter keeps (`filter_block`): every version and tombstone of a kept user
+//! key stays, so the reader sees exactly what it would have read among those keys. Such runs
+//! are never adopted by another reader's readahead (a handoff carries its filter).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -66,10 +72,28 @@ struct External {
     lent: std::collections::HashMap<u64, std::sync::Weak<Run>>,
 }
 
+/// Names a key filter to outside decoders (they run another instance of this code and find
+/// the function by `code`); `keeps` takes a user key. See the module comment.
+#[derive(Clone, Copy, Debug)]
+pub struct LendFilter {
+    /// Non-zero; 0 means "every entry" where a code travels.
+    pub code: u8,
+    pub keeps: fn(&[u8]) -> bool,
+}
+
+impl PartialEq for LendFilter {
+    fn eq(&self, other: &Self) -> bool {
+        self.code == other.code
+    }
+}
+
 /// A run lent to an outside decoder: decode `raw` with `decode_run(raw, sizes, verify, max)`
-/// and hand the result back with `deliver(id, ..)`.
+/// (then `filter_block` each block when `filter` is not 0) and hand the result back with
+/// `deliver(id, ..)`.
 pub struct LentRun {
     pub id: u64,
+    /// The reader's `LendFilter::code`, or 0.
+    pub filter: u8,
     /// The run's blocks laid end to end, each with its 5-byte trailer.
     pub raw: Vec<u8>,
     /// Each block's length in `raw`, trailer included.
@@ -89,6 +113,8 @@ struct Shared {
 /// Runs of `table` scheduled by the readahead of the file before it.
 struct Handoff {
     table: Arc<Table>,
+    /// The scheduling reader's filter: only a reader with the same one adopts the runs.
+    filter: Option<LendFilter>,
     runs: VecDeque<(usize, usize, Arc<Run>)>,
     /// Index of the next block of `table` to schedule.
     next: usize,
@@ -203,6 +229,7 @@ impl ReadaheadPool {
             match job.table.read_run_raw(job.first, job.count) {
                 Ok((raw, sizes)) => {
                     let verify = job.verify;
+                    let filter = job.filter.map_or(0, |f| f.code);
                     let max_block_size = job.table.max_block_size() as u32;
                     *state = RunState::Lent(job);
                     drop(state);
@@ -213,6 +240,7 @@ impl ReadaheadPool {
                     self.shared.stats.lent.fetch_add(1, Relaxed);
                     out.push(LentRun {
                         id,
+                        filter,
                         raw,
                         sizes,
                         verify,
@@ -342,6 +370,7 @@ struct RunJob {
     first: usize,
     count: usize,
     verify: bool,
+    filter: Option<LendFilter>,
 }
 
 enum RunState {
@@ -444,6 +473,7 @@ pub struct Readahead {
     pool: Arc<ReadaheadPool>,
     table: Arc<Table>,
     verify: bool,
+    filter: Option<LendFilter>,
     /// Scheduled runs, in block order: (first block index, block count, run).
     ahead: VecDeque<(usize, usize, Arc<Run>)>,
     /// The run being consumed: its first block index and its blocks (taken one by one).
@@ -465,13 +495,14 @@ impl Readahead {
         pool: Arc<ReadaheadPool>,
         table: Arc<Table>,
         verify: bool,
+        filter: Option<LendFilter>,
         successor: Option<Successor>,
     ) -> Readahead {
         let adopted = {
             let mut handoffs = lock(&pool.shared.handoffs);
             handoffs
                 .iter()
-                .position(|h| Arc::ptr_eq(&h.table, &table))
+                .position(|h| Arc::ptr_eq(&h.table, &table) && h.filter == filter)
                 .map(|i| handoffs.swap_remove(i))
         };
         if adopted.is_some() {
@@ -482,6 +513,7 @@ impl Readahead {
             pool,
             table,
             verify,
+            filter,
             ahead,
             current: None,
             next,
@@ -576,6 +608,7 @@ impl Readahead {
             first,
             count,
             verify: self.verify,
+            filter: self.filter,
         });
         self.pool.submit(run.clone());
         (count, run)
@@ -593,6 +626,7 @@ impl Readahead {
             }
             handoffs.push(Handoff {
                 table: next.clone(),
+                filter: self.filter,
                 runs: VecDeque::new(),
                 next: 0,
             });
@@ -606,7 +640,11 @@ impl Readahead {
             return; // its iterator will report the damage when it gets there
         };
         let mut handoffs = lock(&self.pool.shared.handoffs);
-        let Some(h) = handoffs.iter_mut().find(|h| Arc::ptr_eq(&h.table, &next)) else {
+        let filter = self.filter;
+        let Some(h) = handoffs
+            .iter_mut()
+            .find(|h| Arc::ptr_eq(&h.table, &next) && h.filter == filter)
+        else {
             self.handing_to = None; // already adopted
             return;
         };
@@ -634,7 +672,11 @@ impl Drop for Readahead {
         // A handoff the next file's iterator never adopted (the scan stopped or sought away).
         if let Some(next) = self.handing_to.take() {
             let mut handoffs = lock(&self.pool.shared.handoffs);
-            if let Some(i) = handoffs.iter().position(|h| Arc::ptr_eq(&h.table, &next)) {
+            let filter = self.filter;
+            if let Some(i) = handoffs
+                .iter()
+                .position(|h| Arc::ptr_eq(&h.table, &next) && h.filter == filter)
+            {
                 for (_, _, run) in handoffs.swap_remove(i).runs {
                     if run.cancel() {
                         self.pool.shared.stats.cancelled.fetch_add(1, Relaxed);
@@ -643,6 +685,35 @@ impl Drop for Readahead {
             }
         }
     }
+}
+
+/// A decoded data block with only the entries whose user key `keeps` takes, in order (the
+/// block itself when it keeps them all). An entry whose key is too short to hold a user key
+/// is kept, so the reader meets it and reports it. A block that does not parse is an error.
+pub fn filter_block(contents: Vec<u8>, keeps: fn(&[u8]) -> bool) -> Result<Vec<u8>> {
+    use crate::iterator::InternalIterator;
+    let block = Arc::new(Block::new(contents)?);
+    let mut kept = super::block_builder::BlockBuilder::new(16);
+    let mut all = true;
+    let mut it = block.iter();
+    it.seek_to_first();
+    while it.valid() {
+        let k = it.key();
+        if k.len() < 8 || keeps(&k[..k.len() - 8]) {
+            kept.add(k, it.value());
+        } else {
+            all = false;
+        }
+        it.next();
+    }
+    it.status()?;
+    drop(it);
+    if all {
+        if let Ok(block) = Arc::try_unwrap(block) {
+            return Ok(block.into_vec());
+        }
+    }
+    Ok(kept.finish().to_vec())
 }
 
 /// Decodes a lent run's raw bytes (`sizes`: each block's length with its trailer): each

@@ -367,6 +367,7 @@ impl Table {
                 pool.clone(),
                 self.clone(),
                 options.verify_checksums,
+                options.lend_filter,
                 successor,
             )),
             _ => None,

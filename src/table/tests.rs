@@ -542,3 +542,214 @@ fn mapped_tables_lend_uncompressed_blocks() {
         }
     }
 }
+
+/// User keys whose 7th byte is odd: the filter of the lent-run tests (the model's user keys
+/// are "k" and five digits, then random bytes).
+fn odd_sixth(user_key: &[u8]) -> bool {
+    user_key.get(5).is_some_and(|b| b % 2 == 1)
+}
+
+const ODD_SIXTH: super::readahead::LendFilter = super::readahead::LendFilter {
+    code: 7,
+    keeps: odd_sixth,
+};
+
+/// An external pool (wasm's): runs lent between steps, decoded outside the iterator as a
+/// decode worker does (`decode_run`, then `filter_block` for a filtered reader) and
+/// delivered. A filtered reader sees every entry the filter keeps, in order, with its value
+/// (entries of runs it decoded itself come too, and are passed over as the reader would); an
+/// unfiltered reader interleaved with it on the same pool sees every entry.
+#[test]
+fn lent_runs_decode_outside_and_filtered_runs_keep_what_the_reader_reads() {
+    use super::readahead::{decode_run, filter_block};
+    for (compression, block_size) in [
+        (CompressionType::ZlibRaw, 512),
+        (CompressionType::Snappy, 4096),
+        (CompressionType::None, 1024),
+    ] {
+        let entries = model(6000, block_size as u32 + 3);
+        let (s, size) = build_table(&entries, compression, block_size);
+        let pool = ReadaheadPool::external();
+        let table = open_table_as(&s, "t.ldb", size, Some(pool.clone()));
+        let kept: Vec<_> = entries
+            .iter()
+            .filter(|(k, _)| odd_sixth(&k[..k.len() - 8]))
+            .collect();
+        assert!(kept.len() > 1000 && kept.len() < entries.len() - 1000);
+        let filtered_options = ReadOptions {
+            lend_filter: Some(ODD_SIXTH),
+            ..readahead_options()
+        };
+        let mut f = table.iter(filtered_options);
+        let mut all = table.iter(readahead_options());
+        f.seek_to_first();
+        all.seek_to_first();
+        let (mut fi, mut ai) = (0usize, 0usize);
+        let mut lent_filtered = 0;
+        let mut steps = 0;
+        while f.valid() || all.valid() {
+            // What a host does between steps: lend what is queued, decode it outside, deliver.
+            for run in pool.lend(3) {
+                let mut blocks = decode_run(&run.raw, &run.sizes, run.verify, 1 << 24).unwrap();
+                if run.filter == ODD_SIXTH.code {
+                    lent_filtered += 1;
+                    blocks = blocks
+                        .into_iter()
+                        .map(|b| filter_block(b, odd_sixth).unwrap())
+                        .collect();
+                } else {
+                    assert_eq!(run.filter, 0);
+                }
+                // Every other run is delivered late or not at all: the cursor decodes it.
+                if run.id % 3 != 2 {
+                    pool.deliver(run.id, blocks);
+                } else {
+                    pool.abandon(run.id);
+                }
+            }
+            for _ in 0..40 {
+                if f.valid() {
+                    let k = f.key();
+                    if odd_sixth(&k[..k.len() - 8]) {
+                        assert_eq!((k, f.value()), (&kept[fi].0[..], &kept[fi].1[..]));
+                        fi += 1;
+                    }
+                    f.next();
+                }
+                if all.valid() {
+                    let (k, v) = &entries[ai];
+                    assert_eq!((all.key(), all.value()), (&k[..], &v[..]));
+                    ai += 1;
+                    all.next();
+                }
+            }
+            steps += 1;
+        }
+        f.status().unwrap();
+        all.status().unwrap();
+        assert_eq!((fi, ai), (kept.len(), entries.len()), "{compression:?}");
+        let stats = pool.stats();
+        assert!(
+            lent_filtered > 0 && stats.runs_by_workers > 0,
+            "{compression:?}: {stats:?}, {steps} steps"
+        );
+    }
+}
+
+#[test]
+fn filter_block_keeps_exactly_the_kept_entries() {
+    let entries = model(300, 17);
+    let mut b = BlockBuilder::new(16);
+    for (k, v) in &entries {
+        b.add(k, v);
+    }
+    let raw = b.finish().to_vec();
+    let check = |keeps: fn(&[u8]) -> bool, expect: Vec<&(Vec<u8>, Vec<u8>)>| {
+        let out = super::readahead::filter_block(raw.clone(), keeps).unwrap();
+        let block = Arc::new(Block::new(out.clone()).unwrap());
+        let mut it = block.iter();
+        it.seek_to_first();
+        let mut got = Vec::new();
+        while it.valid() {
+            got.push((it.key().to_vec(), it.value().to_vec()));
+            it.next();
+        }
+        it.status().unwrap();
+        assert_eq!(got, expect.into_iter().cloned().collect::<Vec<_>>());
+        out
+    };
+    // All kept: the very block.
+    assert_eq!(check(|_| true, entries.iter().collect()), raw);
+    // None kept: an empty block that iterates to nothing.
+    check(|_| false, Vec::new());
+    check(
+        odd_sixth,
+        entries
+            .iter()
+            .filter(|(k, _)| odd_sixth(&k[..k.len() - 8]))
+            .collect(),
+    );
+    // A key too short to hold a user key is kept (the reader reports it).
+    let mut b = BlockBuilder::new(16);
+    b.add(b"short", b"v");
+    let out = super::readahead::filter_block(b.finish().to_vec(), |_| false).unwrap();
+    let block = Arc::new(Block::new(out).unwrap());
+    let mut it = block.iter();
+    it.seek_to_first();
+    assert_eq!(it.key(), b"short");
+    // Not a block: an error, never a panic.
+    for junk in [&[][..], &[1, 2, 3][..], &[0xff; 9][..]] {
+        assert!(super::readahead::filter_block(junk.to_vec(), |_| true).is_err());
+    }
+}
+
+/// A filtered reader's runs of the next file (its handoff, scheduled as it nears the end of
+/// its file) are not adopted by an unfiltered reader that opens that file first: it schedules
+/// its own runs and reads every entry, even when the filtered runs came back filtered.
+#[test]
+fn an_unfiltered_reader_never_adopts_a_filtered_readers_handoff() {
+    use super::readahead::{decode_run, filter_block};
+    let pool = ReadaheadPool::external();
+    let first = model(3000, 41);
+    let second = model(3000, 42);
+    let s = MemStorage::new();
+    let mut sizes = Vec::new();
+    for (name, entries) in [("a.ldb", &first), ("b.ldb", &second)] {
+        let mut b = TableBuilder::new(
+            TableBuilderOptions {
+                block_size: 512,
+                block_restart_interval: 16,
+                compression: CompressionType::ZlibRaw,
+                bloom_bits_per_key: 10,
+            },
+            s.create(name).unwrap(),
+        );
+        for (k, v) in entries.iter() {
+            b.add(k, v).unwrap();
+        }
+        sizes.push(b.finish().unwrap().1);
+    }
+    let cache = Arc::new(Cache::new(1 << 20));
+    let a = open_table_in(&s, "a.ldb", sizes[0], &cache, Some(pool.clone()));
+    let b = open_table_in(&s, "b.ldb", sizes[1], &cache, Some(pool.clone()));
+    // The filtered reader goes through `a` until it has scheduled `b`'s first runs.
+    let next = b.clone();
+    let mut f = a.iter_then(
+        ReadOptions {
+            lend_filter: Some(ODD_SIXTH),
+            ..readahead_options()
+        },
+        Some(Box::new(move || Some(next))),
+    );
+    f.seek_to_first();
+    for _ in 0..first.len() - 5 {
+        f.next();
+    }
+    assert!(f.valid());
+    // The unfiltered reader opens `b` now; every queued run (`b`'s handoff among them) is lent,
+    // decoded outside, filtered as its reader asked, and delivered.
+    let mut all = b.iter(readahead_options());
+    all.seek_to_first();
+    let mut filtered = 0;
+    for run in pool.lend(usize::MAX) {
+        let mut blocks = decode_run(&run.raw, &run.sizes, run.verify, 1 << 24).unwrap();
+        if run.filter == ODD_SIXTH.code {
+            filtered += 1;
+            blocks = blocks
+                .into_iter()
+                .map(|b| filter_block(b, odd_sixth).unwrap())
+                .collect();
+        }
+        pool.deliver(run.id, blocks);
+    }
+    assert!(filtered > 0, "the filtered reader scheduled runs of b");
+    let mut n = 0;
+    for (k, v) in &second {
+        assert!(all.valid(), "entry {n} of b missing");
+        assert_eq!((all.key(), all.value()), (&k[..], &v[..]));
+        all.next();
+        n += 1;
+    }
+    assert!(!all.valid());
+    all.status().unwrap();
+}

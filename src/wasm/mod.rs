@@ -420,8 +420,9 @@ impl Database {
     }
 
     /// Up to `max` queued readahead runs lent to outside decoders, packed: `[count u32]`
-    /// then per run `[id f64][verify u8][max_block_size u32][blocks u32][size u32 × blocks]
-    /// [raw_len u32][raw]`. Empty unless the database was opened with `decodeWorkers`.
+    /// then per run `[id f64][verify u8][filter u8][max_block_size u32][blocks u32]
+    /// [size u32 × blocks][raw_len u32][raw]` (`filter`: the reader's `LendFilter` code for
+    /// `decodeRun`, 0 for none). Empty unless the database was opened with `decodeWorkers`.
     #[wasm_bindgen(js_name = lendRuns)]
     pub fn lend_runs(&self, max: u32) -> Result<Vec<u8>, JsValue> {
         let runs = match self.db()?.table_cache().readahead() {
@@ -433,6 +434,7 @@ impl Database {
         for r in runs {
             out.extend_from_slice(&(r.id as f64).to_le_bytes());
             out.push(r.verify as u8);
+            out.push(r.filter);
             out.extend_from_slice(&r.max_block_size.to_le_bytes());
             out.extend_from_slice(&(r.sizes.len() as u32).to_le_bytes());
             for s in &r.sizes {
@@ -751,8 +753,14 @@ fn unpack_blocks(packed: &[u8]) -> Option<Vec<Vec<u8>>> {
     (at == packed.len()).then_some(out)
 }
 
+/// The key filters decode workers know, by `LendFilter::code`.
+const LEND_FILTERS: &[crate::table::readahead::LendFilter] =
+    &[crate::bedrock::relief_index::CHUNK_INDEX_FILTER];
+
 /// Decodes a lent readahead run (what a decode worker runs, in its own wasm instance):
-/// `raw` holds the blocks end to end with their trailers, `sizes` each one's length. Returns
+/// `raw` holds the blocks end to end with their trailers, `sizes` each one's length; with a
+/// `filter` code (`lendRuns` gives it; 0 or absent: none, an unknown code: none either) each
+/// block keeps only the entries the reader reads (`table::readahead::filter_block`). Returns
 /// the blocks packed as `[count u32]` then per block `[len u32][contents]`; a block that fails
 /// its checksum or does not decompress is an error (the engine's cursor then decodes the run
 /// itself and reports it where the block is read).
@@ -762,9 +770,18 @@ pub fn decode_run(
     sizes: &[u32],
     verify: bool,
     max_block_size: u32,
+    filter: Option<u8>,
 ) -> Result<Vec<u8>, JsValue> {
-    let blocks = crate::table::readahead::decode_run(raw, sizes, verify, max_block_size as usize)
-        .map_err(js_err)?;
+    let mut blocks =
+        crate::table::readahead::decode_run(raw, sizes, verify, max_block_size as usize)
+            .map_err(js_err)?;
+    if let Some(f) = LEND_FILTERS.iter().find(|f| Some(f.code) == filter) {
+        blocks = blocks
+            .into_iter()
+            .map(|b| crate::table::readahead::filter_block(b, f.keeps))
+            .collect::<crate::error::Result<_>>()
+            .map_err(js_err)?;
+    }
     let mut out = Vec::with_capacity(4 + blocks.iter().map(|b| b.len() + 4).sum::<usize>());
     out.extend_from_slice(&(blocks.len() as u32).to_le_bytes());
     for b in &blocks {

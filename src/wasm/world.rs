@@ -25,7 +25,7 @@ use crate::bedrock::map::{render_map, surface_tile, MapLayer, MapOptions};
 use crate::bedrock::mcworld::{self, ImportLimits};
 use crate::bedrock::nbt::{self, Tag};
 use crate::bedrock::nbt_edit;
-use crate::bedrock::relief_index::{relief_index, ReliefIndex};
+use crate::bedrock::relief_index::{relief_index, ReliefIndex, ReliefPass};
 use crate::bedrock::{db_dir_of, LevelDat};
 use crate::error::Error;
 use crate::storage::js_host::StorageHost;
@@ -187,6 +187,39 @@ impl Database {
             return Ok(list.into_iter().flat_map(|(x, z)| [x, z]).collect());
         }
         let index = relief_index(db, dimension).map_err(js_err)?;
+        let flat = index.chunks.iter().flat_map(|&(x, z)| [x, z]).collect();
+        *self.relief.borrow_mut() = Some(Arc::new(index));
+        Ok(flat)
+    }
+
+    /// `chunkList(dimension, true)` in steps (`ChunkListCursor::step`), so that the host can
+    /// lend the pass's runs of blocks to decode workers between steps and hand their blocks
+    /// back (`lendRuns` / `deliverRun`); `chunkListFinish` gives the list and keeps the
+    /// samples, as `chunkList` does. The pass reads the database as it was at this call.
+    #[wasm_bindgen(js_name = chunkListCursor)]
+    pub fn chunk_list_cursor(&self, dimension: i32) -> Result<ChunkListCursor, JsValue> {
+        check_dimension(dimension)?;
+        Ok(ChunkListCursor {
+            pass: Some(ReliefPass::new(self.db()?, dimension)),
+            done: false,
+        })
+    }
+
+    /// The chunk list of a cursor whose last `step` answered true, as `chunkList` gives it;
+    /// its samples are kept as `chunkList` keeps them. The cursor is spent.
+    #[wasm_bindgen(js_name = chunkListFinish)]
+    pub fn chunk_list_finish(&self, cursor: &mut ChunkListCursor) -> Result<Vec<i32>, JsValue> {
+        self.db()?;
+        let pass = cursor
+            .pass
+            .take()
+            .ok_or_else(|| js_err(Error::invalid_argument("the chunk list cursor is spent")))?;
+        if !cursor.done {
+            return Err(js_err(Error::invalid_argument(
+                "the chunk list cursor has not finished its steps",
+            )));
+        }
+        let index = pass.finish();
         let flat = index.chunks.iter().flat_map(|&(x, z)| [x, z]).collect();
         *self.relief.borrow_mut() = Some(Arc::new(index));
         Ok(flat)
@@ -619,4 +652,30 @@ fn entity_report_json(r: &entities::EntityReport) -> String {
         "{{\"entities\":{},\"recordsDeleted\":{},\"recordsRewritten\":{},\"bytes\":{}}}",
         r.entities, r.records_deleted, r.records_rewritten, r.bytes
     )
+}
+
+/// A chunk index pass in steps (`Database.chunkListCursor`).
+#[wasm_bindgen]
+pub struct ChunkListCursor {
+    pass: Option<ReliefPass>,
+    /// The last step reached the end.
+    done: bool,
+}
+
+#[wasm_bindgen]
+impl ChunkListCursor {
+    /// Reads on until about `max_bytes` of keys and values were passed; true once the whole
+    /// database was (then `Database.chunkListFinish`).
+    pub fn step(&mut self, max_bytes: u32) -> Result<bool, JsValue> {
+        let pass = self
+            .pass
+            .as_mut()
+            .ok_or_else(|| js_err(Error::invalid_argument("the chunk list cursor is spent")))?;
+        self.done = pass.step(max_bytes as usize).map_err(js_err)?;
+        Ok(self.done)
+    }
+
+    pub fn close(&mut self) {
+        self.pass = None;
+    }
 }

@@ -1234,6 +1234,8 @@ document.addEventListener('drop', (ev) => {
 (window as unknown as { strataViewer: unknown }).strataViewer = {
   /** Bytes of the engine's wasm memory (its peak so far). */
   engineMemory: () => engineMemory(),
+  /** The world's decode-worker counters (World.db.decodeStats): whether its passes used them. */
+  decodeStats: () => world?.db.decodeStats(),
   /** Bytes per `.mcworld` export step (small: a cancel lands mid-export). */
   setExportStep: (n: number | undefined) => void (editor.exporter.stepBytes = n),
   pointOf: (x: number, z: number) => mapView.pointOf(x, z),
