@@ -431,8 +431,8 @@ export async function openWorld(location: string, options: WorldOpenOptions & { 
 }
 
 /** Opens a `.mcworld` (the zip's bytes), unpacked into the worker's memory; `writable` edits
- * that in-memory copy (save it with `exportMcworld()`). */
-export async function openMcworld(zip: Uint8Array, options: { writable?: boolean; engine?: EnginePlacement } = {}): Promise<World> {
+ * that in-memory copy (save it with `exportMcworld()`); `decodeWorkers` as for `openWorld`. */
+export async function openMcworld(zip: Uint8Array, options: { writable?: boolean; engine?: EnginePlacement; decodeWorkers?: number } = {}): Promise<World> {
   const l = await link(options.engine);
   l.users += 1;
   return openMcworldVia(l, zip, options);

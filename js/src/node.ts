@@ -92,6 +92,6 @@ export async function openWorld(location: string, options: WorldOpenOptions = {}
 
 /** Opens a `.mcworld` (the zip's bytes), unpacked into the engine's memory; `writable` edits
  * that in-memory copy (save it with `exportMcworld()`). */
-export async function openMcworld(zip: Uint8Array, options: { writable?: boolean } = {}): Promise<World> {
+export async function openMcworld(zip: Uint8Array, options: { writable?: boolean; decodeWorkers?: number } = {}): Promise<World> {
   return openMcworldVia(new LocalLink(getEngine()), zip, options);
 }

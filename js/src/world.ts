@@ -608,7 +608,7 @@ export async function openWorldVia(
 }
 
 /** @internal Unpacks a `.mcworld` into a fresh in-memory store of the engine and opens it. */
-export async function openMcworldVia(link: Link, zip: Uint8Array, options: { writable?: boolean } = {}): Promise<World> {
+export async function openMcworldVia(link: Link, zip: Uint8Array, options: { writable?: boolean; decodeWorkers?: number } = {}): Promise<World> {
   if (!(zip instanceof Uint8Array)) throw invalidArgument('a .mcworld must be given as a Uint8Array');
   const store = `mcworld-${nextStore++}`;
   let report: McworldImport;
@@ -619,7 +619,9 @@ export async function openMcworldVia(link: Link, zip: Uint8Array, options: { wri
     throw toStrataError(e);
   }
   try {
-    return await openWorldVia(link, store, { storage: 'mem', writable: options.writable === true }, 'mem', { report, store });
+    const open: WorldOpenOptions = { storage: 'mem', writable: options.writable === true };
+    if (options.decodeWorkers !== undefined) open.decodeWorkers = options.decodeWorkers;
+    return await openWorldVia(link, store, open, 'mem', { report, store });
   } catch (e) {
     await link.call('dropMemStore', [store]).catch(() => {});
     throw e;

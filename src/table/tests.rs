@@ -743,12 +743,10 @@ fn an_unfiltered_reader_never_adopts_a_filtered_readers_handoff() {
         pool.deliver(run.id, blocks);
     }
     assert!(filtered > 0, "the filtered reader scheduled runs of b");
-    let mut n = 0;
-    for (k, v) in &second {
+    for (n, (k, v)) in second.iter().enumerate() {
         assert!(all.valid(), "entry {n} of b missing");
         assert_eq!((all.key(), all.value()), (&k[..], &v[..]));
         all.next();
-        n += 1;
     }
     assert!(!all.valid());
     all.status().unwrap();

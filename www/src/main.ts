@@ -129,12 +129,24 @@ function cancelWork(): void {
   setState('ready');
 }
 
+/** Decode workers for the worlds this page opens: the package's default (cores - 1) where
+ * there are more than 2 cores, none on 2. On 2 cores the page, its engine and a decode worker
+ * share them: with the 160,000-chunk world in Chromium the worker gained nothing (chunk index
+ * 920-1,015 ms with it, 1,016 without; page ready 4.0-4.3 s either way) and cost 60-80 MiB of
+ * the page's memory (PSS peak 476-497 MiB with it, 413 without). `?decodeWorkers=N` sets it. */
+const DECODE_WORKERS = ((): number => {
+  const asked = Number(new URLSearchParams(location.search).get('decodeWorkers') ?? NaN);
+  if (Number.isInteger(asked) && asked >= 0 && asked <= 8) return asked;
+  const cores = navigator.hardwareConcurrency || 2;
+  return cores > 2 ? cores - 1 : 0;
+})();
+
 /** Opens an OPFS world; right after a cancel, retries while the terminated worker's sync
  * access handles are still being released (LEVEL_LOCKED), for up to 5 s. */
 async function openOpfsWorld(location: string): Promise<World> {
   for (;;) {
     try {
-      return await openWorld(location);
+      return await openWorld(location, { decodeWorkers: DECODE_WORKERS });
     } catch (e) {
       if ((e as { code?: string }).code !== 'LEVEL_LOCKED' || performance.now() - lastCancel > 5000) throw e;
       lockRetries++;
@@ -1021,7 +1033,7 @@ function openFolder(files: PickedFile[], label: string): void {
     return;
   }
   source = { kind: 'files', files, root };
-  void load(`the folder “${root}”`, () => openWorld(root, { storage: 'files', files }));
+  void load(`the folder “${root}”`, () => openWorld(root, { storage: 'files', files, decodeWorkers: DECODE_WORKERS }));
 }
 
 /** Unpacks a `.mcworld` in a page worker (unzip.ts, the engine's limits), then copies the
@@ -1091,7 +1103,7 @@ function openZip(file: File): void {
   void load(label, async () => {
     const { root, files } = await unzipToFiles(file, label);
     source = { kind: 'zip', files, root };
-    return openWorld(root, { storage: 'files', files });
+    return openWorld(root, { storage: 'files', files, decodeWorkers: DECODE_WORKERS });
   });
 }
 
@@ -1299,7 +1311,7 @@ $('open-demo').addEventListener('click', () => {
     if (!r.ok) throw new Error(`demo world: HTTP ${r.status}`);
     const bytes = new Uint8Array(await r.arrayBuffer());
     source = { kind: 'bytes', bytes };
-    return openMcworld(bytes);
+    return openMcworld(bytes, { decodeWorkers: DECODE_WORKERS });
   });
 });
 
@@ -1315,10 +1327,10 @@ async function reopenWritable(): Promise<World> {
   let w: World;
   if (src.kind === 'bytes') {
     await closeWorld();
-    w = await openMcworld(src.bytes, { writable: true });
+    w = await openMcworld(src.bytes, { writable: true, decodeWorkers: DECODE_WORKERS });
   } else if (src.kind === 'opfs') {
     await closeWorld();
-    w = await openWorld(src.location, { writable: true });
+    w = await openWorld(src.location, { writable: true, decodeWorkers: DECODE_WORKERS });
   } else {
     // A picked folder or a .mcworld (unpacked into Files): copied into browser storage first,
     // with progress and a cancel, while the original stays open and untouched; edits go to the
@@ -1340,7 +1352,7 @@ async function reopenWritable(): Promise<World> {
     }
     await closeWorld();
     source = { kind: 'opfs', location: copy.location };
-    w = await openWorld(copy.location, { writable: true });
+    w = await openWorld(copy.location, { writable: true, decodeWorkers: DECODE_WORKERS });
   }
   world = w;
   return w;
