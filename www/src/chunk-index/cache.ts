@@ -8,11 +8,12 @@
 // Invariants: a list is used only under the identity it was computed for (any write to the
 // world changes it, so an edited world is indexed afresh) and by the same LIST_FORMAT (bumped
 // whenever what counts as a chunk changes: keys::chunk_positions); at most MAX_WORLDS worlds
-// are kept, the least recently used dropped first; any failure (no IndexedDB, no
-// crypto.subtle, a quota, a damaged entry) answers "not cached" and the caller does the pass,
+// are kept, the least recently used dropped first; any failure (no IndexedDB, a quota, a
+// damaged entry) answers "not cached" and the caller does the pass,
 // never an error; a store that does not answer within ANSWER_MS counts as a failure, so it
 // delays the pass by that much at most.
 
+import { sha256 } from '@noble/hashes/sha2';
 import type { World } from 'strata-level/browser';
 
 const DB_NAME = 'strata-chunk-index';
@@ -67,13 +68,16 @@ function within<T>(p: Promise<T>, fallback: T): Promise<T> {
   });
 }
 
-/** The hex SHA-256 of the world's content identity, or undefined when it cannot be had. */
+/** The hex SHA-256 of the world's content identity, or undefined when it cannot be had.
+ * `crypto.subtle` where the page has it; where it has not (a page served over plain HTTP, say
+ * on a LAN: not a secure context), the same digest from @noble/hashes, so a world's kept index
+ * is found either way. */
 export async function identityOf(w: World): Promise<string | undefined> {
   try {
-    const subtle = globalThis.crypto?.subtle;
-    if (!subtle || typeof indexedDB === 'undefined') return undefined;
+    if (typeof indexedDB === 'undefined') return undefined;
     const bytes = await w.contentIdentity();
-    const digest = new Uint8Array(await subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
+    const subtle = globalThis.crypto?.subtle;
+    const digest = subtle ? new Uint8Array(await subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>)) : sha256(bytes);
     return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
   } catch {
     return undefined;
