@@ -111,12 +111,17 @@ impl Unpacker {
         }
     }
 
+    /// Index `i` (below 4096) of `words` (a storage's packed words, `biome_storages` checked
+    /// their length); one bounds check per read.
     #[inline(always)]
     fn index(&self, words: &[u8], i: usize) -> u32 {
         let i = i as u32;
         let q = (i * self.reciprocal) >> 20;
         let w = q as usize * 4;
-        let word = u32::from_le_bytes([words[w], words[w + 1], words[w + 2], words[w + 3]]);
+        let word = words
+            .get(w..w + 4)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map_or(0, u32::from_le_bytes);
         (word >> ((i - q * self.per_word) * self.bpb)) & self.mask
     }
 }
@@ -255,11 +260,18 @@ pub fn decode_data3d_at<const N: usize>(
     let block = |col: usize| surface_block(&heights, storages.len(), col);
     let unchecked = |st: &BiomeStorage| st.bpb == 0 || (4usize << st.bpb) <= st.palette.len();
     if !storages.iter().all(unchecked) {
+        // Per storage, once: whether its indexes need checking.
+        let mut check = [false; MAX_BIOME_STORAGES];
+        for (c, st) in check.iter_mut().zip(&storages) {
+            *c = !unchecked(st);
+        }
         for col in 0..256 {
             let (s, b) = block(col);
+            if !check.get(s).copied().unwrap_or(false) {
+                continue;
+            }
             let st = &storages[s];
-            if !unchecked(st) && st.unpacker.index(st.words, b) as usize * 4 + 4 > st.palette.len()
-            {
+            if st.unpacker.index(st.words, b) as usize * 4 + 4 > st.palette.len() {
                 st.biome(b)?; // the error, as decode_data3d words it
             }
         }
