@@ -229,6 +229,46 @@ describe('world viewer in Chromium', () => {
     });
   }
 
+  test('?decodeWorkers=1: the chunk index goes through a decode worker (blocks handed back filtered) and the map is the Node API\'s', async () => {
+    const name = 'amulet_1_18_vanilla';
+    const w = await openWorld(path.join(worldsDir, name));
+    const relief = await w.map({ dimension: 0, pixelsPerChunk: 8 });
+    await w.close();
+    await page.goto(`${origin}/?decodeWorkers=1`);
+    await page.waitForFunction(() => document.body.dataset.state === 'ready'); // the demo world
+    try {
+      // No kept index: the page does the pass.
+      await page.evaluate(
+        () =>
+          new Promise<void>((resolve, reject) => {
+            const req = indexedDB.deleteDatabase('strata-chunk-index');
+            req.onsuccess = () => resolve();
+            req.onerror = () => reject(req.error);
+          }),
+      );
+      const shown = await openWith('#open-folder', path.join(worldsDir, name));
+      expect(shown.state).toBe('ready');
+      expect(await shownBase()).toEqual({ width: relief.width, height: relief.height, fnv: fnv(relief.rgba) });
+      // The pass once more, alone: the worker decodes some of its runs.
+      type V = { strataViewer: { chunkPass(d: number): Promise<number>; decodeStats(): Promise<{ readahead: { runsByWorkers: number } | null; pool: { live: number } | null }> } };
+      const stats = () => page.evaluate(() => (window as unknown as V).strataViewer.decodeStats());
+      const before = (await stats())!;
+      expect(await page.evaluate(() => (window as unknown as V).strataViewer.chunkPass(0))).toBe(Number(shown.chunks));
+      const after = (await stats())!;
+      console.log(`viewer with one decode worker, ${name}: before the pass ${JSON.stringify(before)}, after ${JSON.stringify(after)}`);
+      expect(after.pool!.live).toBe(1);
+      expect(after.readahead!.runsByWorkers).toBeGreaterThan(before.readahead!.runsByWorkers);
+    } finally {
+      await page.goto(`${origin}/`);
+      await page.waitForFunction(() => document.body.dataset.state === 'ready');
+      await page.evaluate(() => {
+        const grid = document.getElementById('grid') as HTMLInputElement;
+        grid.checked = false;
+        grid.dispatchEvent(new Event('change'));
+      });
+    }
+  });
+
   test('map layers: slime, biome, height, cave, surface, each with its legend (same figures as the Node API)', async () => {
     const name = 'amulet_1_18_vanilla';
     const w = await openWorld(path.join(worldsDir, name));

@@ -1248,6 +1248,8 @@ document.addEventListener('drop', (ev) => {
   engineMemory: () => engineMemory(),
   /** The world's decode-worker counters (World.db.decodeStats): whether its passes used them. */
   decodeStats: () => world?.db.decodeStats(),
+  /** The chunk-index pass again (with relief samples, as an open does); its chunk count. */
+  chunkPass: async (dimension: 0 | 1 | 2) => (await world!.chunks(dimension, { reliefSamples: true })).length,
   /** Bytes per `.mcworld` export step (small: a cancel lands mid-export). */
   setExportStep: (n: number | undefined) => void (editor.exporter.stepBytes = n),
   pointOf: (x: number, z: number) => mapView.pointOf(x, z),
