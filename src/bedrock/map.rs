@@ -385,6 +385,22 @@ fn put_pixel(
     rgba[i * 4..i * 4 + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
 }
 
+/// Counts a drawn column for the biome legend or the height layer's range.
+fn tally(
+    layer: MapLayer,
+    col: &Column,
+    biomes: &mut std::collections::BTreeMap<u32, u64>,
+    range: &mut Option<(i32, i32)>,
+) {
+    match (layer, col.biome) {
+        (MapLayer::Biome, Some(b)) => *biomes.entry(b).or_default() += 1,
+        (MapLayer::Height, _) => {
+            *range = Some(range.map_or((col.y, col.y), |(lo, hi)| (lo.min(col.y), hi.max(col.y))))
+        }
+        _ => {}
+    }
+}
+
 /// Failed chunks named in [`MapImage::failed_chunks`] (the rest are counted).
 pub const MAX_FAILED_LISTED: usize = 64;
 
@@ -557,9 +573,9 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
             Err(e) => return Err(e),
         };
         image.chunks_drawn += counted as u64;
+        let tint = layer == MapLayer::Slime && slime[n];
         if let Some(i) = pixel {
             if let Some(col) = cols[8 * 16 + 8].or_else(|| cols.iter().flatten().next().copied()) {
-                let tint = layer == MapLayer::Slime && slime[n];
                 put_pixel(
                     &mut image.rgba,
                     &mut heights,
@@ -568,14 +584,7 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
                     col.colour,
                     tint,
                 );
-                if let (MapLayer::Biome, Some(b)) = (layer, col.biome) {
-                    *biome_counts.entry(b).or_default() += 1;
-                }
-                if layer == MapLayer::Height {
-                    range = Some(
-                        range.map_or((col.y, col.y), |(lo, hi)| (lo.min(col.y), hi.max(col.y))),
-                    );
-                }
+                tally(layer, &col, &mut biome_counts, &mut range);
             }
             continue;
         }
@@ -585,7 +594,6 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
             for px in 0..ppc as usize {
                 if let Some(col) = cols[pz * step * 16 + px * step] {
                     let i = (pz0 + pz) * width + px0 + px;
-                    let tint = layer == MapLayer::Slime && slime[n];
                     put_pixel(
                         &mut image.rgba,
                         &mut heights,
@@ -594,18 +602,8 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
                         col.colour,
                         tint,
                     );
-                    if !counted {
-                        continue;
-                    }
-                    if layer == MapLayer::Biome {
-                        if let Some(b) = col.biome {
-                            *biome_counts.entry(b).or_default() += 1;
-                        }
-                    }
-                    if layer == MapLayer::Height {
-                        range = Some(
-                            range.map_or((col.y, col.y), |(lo, hi)| (lo.min(col.y), hi.max(col.y))),
-                        );
+                    if counted {
+                        tally(layer, &col, &mut biome_counts, &mut range);
                     }
                 }
             }

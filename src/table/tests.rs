@@ -98,17 +98,22 @@ fn check_iterator(it: &mut dyn InternalIterator, entries: &[(Vec<u8>, Vec<u8>)],
     }
 }
 
+/// A block of `entries` with restarts every `interval` entries.
+fn block_of(entries: &[(Vec<u8>, Vec<u8>)], interval: usize) -> Vec<u8> {
+    let mut b = BlockBuilder::new(interval);
+    for (k, v) in entries {
+        b.add(k, v);
+    }
+    b.finish().to_vec()
+}
+
 #[test]
 fn blocks_round_trip_at_every_restart_interval() {
     let mut rng = Random::new(11);
     for interval in [1, 2, 16, 1000] {
         for n in [0, 1, 2, 17, 500] {
             let entries = model(n, 100 + n as u32);
-            let mut b = BlockBuilder::new(interval);
-            for (k, v) in &entries {
-                b.add(k, v);
-            }
-            let block = Arc::new(Block::new(b.finish().to_vec()).unwrap());
+            let block = Arc::new(Block::new(block_of(&entries, interval)).unwrap());
             check_iterator(&mut block.iter(), &entries, &mut rng);
         }
     }
@@ -117,11 +122,7 @@ fn blocks_round_trip_at_every_restart_interval() {
 #[test]
 fn damaged_blocks_never_panic() {
     let entries = model(300, 5);
-    let mut b = BlockBuilder::new(16);
-    for (k, v) in &entries {
-        b.add(k, v);
-    }
-    let good = b.finish().to_vec();
+    let good = block_of(&entries, 16);
     let mut rng = Random::new(3);
     for _ in 0..2000 {
         let mut bad = good.clone();
@@ -156,6 +157,18 @@ fn build_table(
     block_size: usize,
 ) -> (MemStorage, u64) {
     let s = MemStorage::new();
+    let size = write_table(&s, "t.ldb", entries, compression, block_size);
+    (s, size)
+}
+
+/// Writes table `name` of `entries` into `s` with the tests' settings; its size.
+fn write_table(
+    s: &MemStorage,
+    name: &str,
+    entries: &[(Vec<u8>, Vec<u8>)],
+    compression: CompressionType,
+    block_size: usize,
+) -> u64 {
     let mut b = TableBuilder::new(
         TableBuilderOptions {
             block_size,
@@ -163,14 +176,14 @@ fn build_table(
             compression,
             bloom_bits_per_key: 10,
         },
-        s.create("t.ldb").unwrap(),
+        s.create(name).unwrap(),
     );
     for (k, v) in entries {
         b.add(k, v).unwrap();
     }
     let (_, size) = b.finish().unwrap();
-    assert_eq!(s.file_size("t.ldb").unwrap(), size);
-    (s, size)
+    assert_eq!(s.file_size(name).unwrap(), size);
+    size
 }
 
 fn open_table(s: &MemStorage, size: u64) -> Arc<Table> {
@@ -639,23 +652,13 @@ fn lent_runs_decode_outside_and_filtered_runs_keep_what_the_reader_reads() {
 #[test]
 fn filter_block_keeps_exactly_the_kept_entries() {
     let entries = model(300, 17);
-    let mut b = BlockBuilder::new(16);
-    for (k, v) in &entries {
-        b.add(k, v);
-    }
-    let raw = b.finish().to_vec();
-    let check = |keeps: fn(&[u8]) -> bool, expect: Vec<&(Vec<u8>, Vec<u8>)>| {
+    let raw = block_of(&entries, 16);
+    let mut rng = Random::new(23);
+    let mut check = |keeps: fn(&[u8]) -> bool, expect: Vec<&(Vec<u8>, Vec<u8>)>| {
         let out = super::readahead::filter_block(raw.clone(), keeps).unwrap();
         let block = Arc::new(Block::new(out.clone()).unwrap());
-        let mut it = block.iter();
-        it.seek_to_first();
-        let mut got = Vec::new();
-        while it.valid() {
-            got.push((it.key().to_vec(), it.value().to_vec()));
-            it.next();
-        }
-        it.status().unwrap();
-        assert_eq!(got, expect.into_iter().cloned().collect::<Vec<_>>());
+        let expect: Vec<_> = expect.into_iter().cloned().collect();
+        check_iterator(&mut block.iter(), &expect, &mut rng);
         out
     };
     // All kept: the very block.
@@ -670,9 +673,8 @@ fn filter_block_keeps_exactly_the_kept_entries() {
             .collect(),
     );
     // A key too short to hold a user key is kept (the reader reports it).
-    let mut b = BlockBuilder::new(16);
-    b.add(b"short", b"v");
-    let out = super::readahead::filter_block(b.finish().to_vec(), |_| false).unwrap();
+    let short = block_of(&[(b"short".to_vec(), b"v".to_vec())], 16);
+    let out = super::readahead::filter_block(short, |_| false).unwrap();
     let block = Arc::new(Block::new(out).unwrap());
     let mut it = block.iter();
     it.seek_to_first();
@@ -693,22 +695,8 @@ fn an_unfiltered_reader_never_adopts_a_filtered_readers_handoff() {
     let first = model(3000, 41);
     let second = model(3000, 42);
     let s = MemStorage::new();
-    let mut sizes = Vec::new();
-    for (name, entries) in [("a.ldb", &first), ("b.ldb", &second)] {
-        let mut b = TableBuilder::new(
-            TableBuilderOptions {
-                block_size: 512,
-                block_restart_interval: 16,
-                compression: CompressionType::ZlibRaw,
-                bloom_bits_per_key: 10,
-            },
-            s.create(name).unwrap(),
-        );
-        for (k, v) in entries.iter() {
-            b.add(k, v).unwrap();
-        }
-        sizes.push(b.finish().unwrap().1);
-    }
+    let sizes = [("a.ldb", &first), ("b.ldb", &second)]
+        .map(|(name, entries)| write_table(&s, name, entries, CompressionType::ZlibRaw, 512));
     let cache = Arc::new(Cache::new(1 << 20));
     let a = open_table_in(&s, "a.ldb", sizes[0], &cache, Some(pool.clone()));
     let b = open_table_in(&s, "b.ldb", sizes[1], &cache, Some(pool.clone()));
