@@ -320,8 +320,9 @@ pub fn record_tag(k: &[u8]) -> Option<u8> {
 }
 
 /// Whole-db passes do not fill the block cache, and natively their blocks are decoded ahead of
-/// the cursor on the readahead threads (`Options::readahead_threads`). In wasm a pass is one
-/// engine call, so nobody lends its runs to decode workers: the cursor decodes them itself.
+/// the cursor on the readahead threads (`Options::readahead_threads`). In wasm a pass made in
+/// one engine call lends nothing, so its cursor decodes every run itself; the chunk list with
+/// relief samples runs in steps (`relief_index::ReliefPass`) so that decode workers can help.
 pub(crate) fn scan_options() -> ReadOptions {
     ReadOptions {
         fill_cache: false,
