@@ -251,11 +251,19 @@ export class World {
    * 160,000 chunks in wasm, 60 bytes a chunk held by the engine), so the relief and slime maps
    * drawn next read no sampled chunk again (`reliefSamples()` hands them out to keep). */
   async chunks(dimension: Dimension = 0, options: { reliefSamples?: boolean } = {}): Promise<Array<[number, number]>> {
-    checkDimension(dimension);
-    const flat = (await this.call('chunkList', [dimension, options.reliefSamples === true])) as Int32Array;
+    const flat = await this.chunkList(dimension, options);
     const out: Array<[number, number]> = [];
     for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
     return out;
+  }
+
+  /** `chunks()` flat: x0, z0, x1, z1, … in the same order (ascending x, then z), two 32-bit
+   * integers a chunk. For large worlds: 160,000 chunks are one 1.25 MB array instead of
+   * 160,000 small ones to make and collect, and the list (or a part of it) can be handed to
+   * `map({ chunks })` as it is. */
+  async chunkList(dimension: Dimension = 0, options: { reliefSamples?: boolean } = {}): Promise<Int32Array> {
+    checkDimension(dimension);
+    return (await this.call('chunkList', [dimension, options.reliefSamples === true])) as Int32Array;
   }
 
   /** Bytes that identify the world's database contents (the last sequence, every live table's
@@ -290,8 +298,8 @@ export class World {
    * `cave` (the first block at or below `y`, which it needs). `region` `[x0, z0, x1, z1]`
    * (chunks, inclusive) draws only that rectangle, as part of the whole map: bands drawn one
    * by one stack into the whole map's pixels, and their figures add up to its figures.
-   * `chunks` (from `chunks()`) spares the engine reading the chunk index again (a map drawn
-   * in many regions). */
+   * `chunks` (from `chunks()`, or flat from `chunkList()`) spares the engine reading the chunk
+   * index again (a map drawn in many regions). */
   async map(
     options: {
       dimension?: Dimension;
@@ -300,7 +308,7 @@ export class World {
       layer?: MapLayer;
       y?: number;
       region?: readonly [number, number, number, number];
-      chunks?: ReadonlyArray<readonly [number, number]>;
+      chunks?: ReadonlyArray<readonly [number, number]> | Int32Array;
     } = {},
   ): Promise<MapImage> {
     const dimension = options.dimension ?? 0;
@@ -329,8 +337,11 @@ export class World {
       region = Int32Array.from(r);
     }
     let chunks: Int32Array | undefined;
-    if (options.chunks !== undefined) {
-      if (!Array.isArray(options.chunks)) throw invalidArgument('chunks must be an array of [x, z] pairs');
+    if (options.chunks instanceof Int32Array) {
+      if (options.chunks.length % 2 !== 0) throw invalidArgument('chunks as an Int32Array must hold x, z pairs (an even length)');
+      chunks = options.chunks;
+    } else if (options.chunks !== undefined) {
+      if (!Array.isArray(options.chunks)) throw invalidArgument('chunks must be an array of [x, z] pairs or an Int32Array of x, z');
       chunks = new Int32Array(options.chunks.length * 2);
       options.chunks.forEach((c, i) => {
         if (!Array.isArray(c) || c.length !== 2 || !isI32(c[0]) || !isI32(c[1])) throw invalidArgument('chunks must be an array of [x, z] pairs of 32-bit integers');

@@ -64,6 +64,24 @@ async function checkWorld(w: World, name: string): Promise<void> {
 
   const list = await w.chunks(0);
   expect(list.length).toBe(c.chunks[0]);
+  // The flat list is the same list, and a band drawn from a part of it (Int32Array or
+  // pairs) is the same image.
+  const flat = await w.chunkList(0);
+  expect(flat).toBeInstanceOf(Int32Array);
+  expect(Array.from(flat)).toEqual(list.flat());
+  if (list.length > 0) {
+    const zs = list.map((p) => p[1]);
+    const [za, zb] = [Math.min(...zs), Math.min(...zs) + 3];
+    const part = list.filter(([, cz]) => cz >= za - 1 && cz <= zb);
+    const partFlat = Int32Array.from(part.flat());
+    const region = [Math.min(...list.map((p) => p[0])), za, Math.max(...list.map((p) => p[0])), zb] as const;
+    const fromPairs = await w.map({ dimension: 0, pixelsPerChunk: 4, region, chunks: part });
+    const fromFlat = await w.map({ dimension: 0, pixelsPerChunk: 4, region, chunks: partFlat });
+    expect([fromFlat.chunksIndexed, fromFlat.chunksDrawn, fromFlat.width, fromFlat.height]).toEqual([fromPairs.chunksIndexed, fromPairs.chunksDrawn, fromPairs.width, fromPairs.height]);
+    expect(fromFlat.chunksIndexed).toBe(list.filter(([, cz]) => cz >= za && cz <= zb).length);
+    expect(Buffer.from(fromFlat.rgba).equals(Buffer.from(fromPairs.rgba))).toBe(true);
+    await expect(w.map({ dimension: 0, pixelsPerChunk: 4, region, chunks: partFlat.subarray(1) })).rejects.toMatchObject({ code: 'LEVEL_INVALID_ARGUMENT' });
+  }
   const map = await w.map({ dimension: 0, pixelsPerChunk: c.ppc });
   expect([map.chunksIndexed, map.chunksDrawn, map.chunksFailed]).toEqual([c.chunks[0], c.chunks[0], 0]);
   expect(map.rgba.length).toBe(map.width * map.height * 4);

@@ -38,6 +38,8 @@ import { SnbtEditor } from './editor/snbt-editor.js';
 import { EntityPanel } from './entities/entity-panel.js';
 import { Inspector, showValue } from './inspector.js';
 import { cachedChunks, identityOf, keepChunks, warmUp } from './chunk-index/cache.js';
+import { boundsOf, chunkCount, type ChunkList } from './chunk-index/chunk-list.js';
+import { ChunkSet } from './chunk-index/chunk-set.js';
 import { helperCount, MapHelpers } from './map-helpers/pool.js';
 import { KeyBrowser } from './keys.js';
 import type { DetailSource } from './map-detail.js';
@@ -356,7 +358,7 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     // then the figures that read the whole database (key kinds, the checksum), then the panels.
     say(`Reading ${label}: chunks…`, 'busy');
     // A reloaded or shared view names its dimension; otherwise the first one with chunks.
-    let chunks: Array<[number, number]> | undefined;
+    let chunks: ChunkList | undefined;
     if (!(viewFromUrl && readViewHash().has('dim'))) {
       let pick = 0;
       for (const d of [0, 1, 2] as const) {
@@ -505,14 +507,14 @@ function baseMarkersOf(dimension: number): Marker[] {
  * cannot change under the page: an edit reopens it, and the open reads the index again). A
  * layer picked on the 160,000-chunk world no longer waits 0.6 s for it. */
 let chunkIndex:
-  | { world: World; byDimension: Map<number, Promise<Array<[number, number]>>>; identity: Promise<string | undefined> }
+  | { world: World; byDimension: Map<number, Promise<ChunkList>>; identity: Promise<string | undefined> }
   | undefined;
 /** Tests: chunk lists of the world shown that came from the kept index (chunk-index/cache)
  * rather than a pass over the database. */
 let chunkListsCached = 0;
 /** Tests: settles when the lists of the last pass are kept (or found not worth keeping). */
 let chunkListsKept: Promise<unknown> = Promise.resolve();
-function chunksOf(w: World, dimension: 0 | 1 | 2): Promise<Array<[number, number]>> {
+function chunksOf(w: World, dimension: 0 | 1 | 2): Promise<ChunkList> {
   if (chunkIndex?.world !== w) {
     // The identity is the world's as opened: a write made after (an edit) reopens the world,
     // which starts a new index.
@@ -530,7 +532,7 @@ function chunksOf(w: World, dimension: 0 | 1 | 2): Promise<Array<[number, number
   return list;
 }
 
-async function indexDimension(index: NonNullable<typeof chunkIndex>, w: World, dimension: 0 | 1 | 2): Promise<Array<[number, number]>> {
+async function indexDimension(index: NonNullable<typeof chunkIndex>, w: World, dimension: 0 | 1 | 2): Promise<ChunkList> {
   const identity = await index.identity;
   if (chunkIndex === index) mark('identity');
   const kept = identity === undefined ? undefined : await cachedChunks(identity, dimension);
@@ -541,7 +543,7 @@ async function indexDimension(index: NonNullable<typeof chunkIndex>, w: World, d
     if (kept.relief) await w.setReliefSamples(kept.relief).catch(() => undefined);
     return kept.chunks;
   }
-  const chunks = await w.chunks(dimension, { reliefSamples: true });
+  const chunks = await w.chunkList(dimension, { reliefSamples: true });
   // Kept only if the world did not change during the pass (its identity, read again, is the
   // same), so a list is never kept under the identity of another state of the world. Not for
   // a writable copy: each edit gives it another identity, and reopened later (read-only) it
@@ -596,7 +598,7 @@ function mapsDone(): Promise<void> {
 }
 let mapPaints = 0;
 
-async function drawMap(gen: number, w: World, known?: Array<[number, number]>): Promise<string | undefined> {
+async function drawMap(gen: number, w: World, known?: ChunkList): Promise<string | undefined> {
   mapsDrawing += 1;
   const release = holdKeeps();
   try {
@@ -607,7 +609,7 @@ async function drawMap(gen: number, w: World, known?: Array<[number, number]>): 
   }
 }
 
-async function drawMapIn(gen: number, w: World, known?: Array<[number, number]>): Promise<string | undefined> {
+async function drawMapIn(gen: number, w: World, known?: ChunkList): Promise<string | undefined> {
   const mine = ++mapDraws;
   const stale = (): boolean => gen !== generation || w !== world || mine !== mapDraws;
   const dimension = Number(dimensionSel.value) as 0 | 1 | 2;
@@ -617,15 +619,10 @@ async function drawMapIn(gen: number, w: World, known?: Array<[number, number]>)
   if (stale()) return undefined;
   let ppc = 16;
   let cpp = 1;
-  // A loop, not Math.max(...xs): a spread of 160,000 chunks overflows the stack.
-  let [x0, z0, x1, z1] = [Infinity, Infinity, -Infinity, -Infinity];
-  for (const [x, z] of chunks) {
-    if (x < x0) x0 = x;
-    if (x > x1) x1 = x;
-    if (z < z0) z0 = z;
-    if (z > z1) z1 = z;
-  }
-  if (chunks.length > 0) {
+  const set = new ChunkSet(chunks);
+  const count = set.size;
+  const [x0, z0, x1, z1] = boundsOf(chunks) ?? [0, 0, -1, -1];
+  if (count > 0) {
     const wChunks = x1 - x0 + 1;
     const hChunks = z1 - z0 + 1;
     while (ppc > 1 && wChunks * hChunks * ppc * ppc > maxMapPixels) ppc /= 2;
@@ -644,10 +641,10 @@ async function drawMapIn(gen: number, w: World, known?: Array<[number, number]>)
   baseMarkers = baseMarkersOf(dimension);
   const markers = [...entityPanel.markers(), ...baseMarkers];
   let image: MapImage;
-  if (cpp > 1 || chunks.length <= BAND_CHUNKS) {
+  if (cpp > 1 || count <= BAND_CHUNKS) {
     image = await w.map({ dimension, pixelsPerChunk: ppc, chunksPerPixel: cpp, layer, y });
     if (stale()) return undefined;
-    mapView.show(image, chunks, markers, sameView, detail);
+    mapView.show(image, set, markers, sameView, detail);
     mapBands = 1;
     mark('firstPicture');
     applyViewFromUrl();
@@ -675,9 +672,9 @@ async function drawMapIn(gen: number, w: World, known?: Array<[number, number]>)
       slimeChunks: 0,
       biomes: [],
     };
-    mapView.begin(frame, chunks, markers, sameView, detail);
+    mapView.begin(frame, set, markers, sameView, detail);
     applyViewFromUrl();
-    const rows = Math.max(1, Math.floor((BAND_CHUNKS * hChunks) / chunks.length));
+    const rows = Math.max(1, Math.floor((BAND_CHUNKS * hChunks) / count));
     const centre = Math.min(z1, Math.max(z0, Math.floor(mapView.view().z / 16)));
     const first: [number, number] = [Math.max(z0, centre - (rows >> 1)), Math.min(z1, centre - (rows >> 1) + rows - 1)];
     const bands: Array<[number, number]> = [first];
@@ -690,17 +687,6 @@ async function drawMapIn(gen: number, w: World, known?: Array<[number, number]>)
       if (north >= z0) bands.push([Math.max(z0, north - size + 1), north]);
       south += size;
       north -= size;
-    }
-    // Each band's chunks in the engine's (key) order, with the row north of it (it shades the
-    // band's first row).
-    const bandOf = new Int32Array(hChunks + 1).fill(-1);
-    bands.forEach(([a, b], i) => bandOf.fill(i, a - z0, b - z0 + 1));
-    const inBand: Array<Array<[number, number]>> = bands.map(() => []);
-    for (const c of chunks) {
-      const i = bandOf[c[1] - z0]!;
-      inBand[i]!.push(c);
-      const below = c[1] + 1 <= z1 ? bandOf[c[1] + 1 - z0]! : -1;
-      if (below >= 0 && below !== i) inBand[below]!.push(c);
     }
     const biomes = new Map<number, [number, string | null, number, string]>();
     // Bands go to whoever is free: each map helper and the page's engine; a band a helper
@@ -717,7 +703,10 @@ async function drawMapIn(gen: number, w: World, known?: Array<[number, number]>)
         }
         const i = next++;
         const [bz0, bz1] = bands[i]!;
-        const options = { dimension, pixelsPerChunk: ppc, layer, y, region: [x0, bz0, x1, bz1] as [number, number, number, number], chunks: inBand[i]! };
+        // The band's chunks in the engine's (key) order, with the row north of it (it shades
+        // the band's first row).
+        const inBand = set.inRect(x0, bz0 - 1, x1, bz1);
+        const options = { dimension, pixelsPerChunk: ppc, layer, y, region: [x0, bz0, x1, bz1] as [number, number, number, number], chunks: inBand };
         let band: MapImage;
         try {
           band = on === 'helper' && pool ? await pool.map(options).catch(() => w.map(options)) : await w.map(options);
@@ -750,7 +739,7 @@ async function drawMapIn(gen: number, w: World, known?: Array<[number, number]>)
         if (had) had[2] += row[2];
         else biomes.set(row[0], [...row]);
       }
-      say(`Drawing the map: ${frame.chunksIndexed.toLocaleString('en')} of ${chunks.length.toLocaleString('en')} chunks…`, 'busy');
+      say(`Drawing the map: ${frame.chunksIndexed.toLocaleString('en')} of ${count.toLocaleString('en')} chunks…`, 'busy');
     };
     const drawers: Array<Promise<void>> = [];
     for (let k = 0; k < (pool?.size ?? 0); k++) drawers.push(drawer('helper'));
@@ -777,7 +766,7 @@ async function drawMapIn(gen: number, w: World, known?: Array<[number, number]>)
           .join('; ')}${image.chunksFailed > 5 ? '; …' : ''}: ${image.failedChunks[0]?.[2] ?? ''})`
       : '') +
     (image.chunksPerPixel > 1 ? ` (far out, one pixel per ${image.chunksPerPixel}×${image.chunksPerPixel} chunks: zoom in for every chunk)` : '');
-  return `${image.chunksDrawn} of ${chunks.length} chunks drawn${failed}. Click a chunk to inspect its records.`;
+  return `${image.chunksDrawn} of ${count} chunks drawn${failed}. Click a chunk to inspect its records.`;
 }
 
 /** The first map after the page loaded: the URL's centre and zoom, if it has them. */
@@ -1249,7 +1238,7 @@ document.addEventListener('drop', (ev) => {
   /** The world's decode-worker counters (World.db.decodeStats): whether its passes used them. */
   decodeStats: () => world?.db.decodeStats(),
   /** The chunk-index pass again (with relief samples, as an open does); its chunk count. */
-  chunkPass: async (dimension: 0 | 1 | 2) => (await world!.chunks(dimension, { reliefSamples: true })).length,
+  chunkPass: async (dimension: 0 | 1 | 2) => chunkCount(await world!.chunkList(dimension, { reliefSamples: true })),
   /** Bytes per `.mcworld` export step (small: a cancel lands mid-export). */
   setExportStep: (n: number | undefined) => void (editor.exporter.stepBytes = n),
   pointOf: (x: number, z: number) => mapView.pointOf(x, z),
@@ -1364,6 +1353,7 @@ const editorHost: EditorHost = {
     world: () => world,
     worldName: () => summary?.levelDat?.name,
     dimension: () => Number(dimensionSel.value) as 0 | 1 | 2,
+    chunkList: (w, dimension) => chunksOf(w, dimension),
     writable: () => {
       // One reopen at a time: a second save (or export) while the first copy runs waits for it.
       writablePending ??= reopenWritable().finally(() => (writablePending = undefined));

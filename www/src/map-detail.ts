@@ -15,16 +15,17 @@
 
 import type { MapImage } from 'strata-level/browser';
 
+import type { ChunkList } from './chunk-index/chunk-list.js';
+import { ChunkSet } from './chunk-index/chunk-set.js';
+
 /** Pixels on a side of every detail tile. */
 export const DETAIL_PIXELS = 256;
 /** Pixels of detail tiles kept (least recently drawn go first): 32 MiB of RGBA. */
 export const MAX_DETAIL_PIXELS = 8 << 20;
-/** Side of the cells chunks are indexed by (a tile covers whole cells: its side is a multiple). */
-const CELL = 16;
 
 /** Draws the map (as shown) at `pixelsPerChunk` over the chunk square `region` (inclusive),
  * whose chunks (with the row north of it) are `chunks`. */
-export type DetailSource = (pixelsPerChunk: number, region: [number, number, number, number], chunks: Array<[number, number]>) => Promise<MapImage>;
+export type DetailSource = (pixelsPerChunk: number, region: [number, number, number, number], chunks: ChunkList) => Promise<MapImage>;
 
 /** Chunks on a side of a tile at `level`. */
 export function tileChunks(level: number): number {
@@ -51,10 +52,11 @@ interface Tile {
 }
 
 export class DetailTiles {
-  /** The chunks of each cell ("x,z" in cells), in the order given. */
-  private cells = new Map<string, Array<[number, number]>>();
-  /** Per level, the tiles ("tx,tz") that hold a chunk. */
-  private occupied = new Map<number, Set<string>>();
+  /** The map's chunks. */
+  private chunks = new ChunkSet();
+  /** Whether a tile ("level:tx,tz") holds a chunk, as asked so far (a tile is asked about
+   * only once it is in view). */
+  private occupied = new Map<string, boolean>();
   /** Tiles by "level:tx,tz", least recently drawn first. */
   private tiles = new Map<string, Tile>();
   private failed = new Set<string>();
@@ -76,36 +78,11 @@ export class DetailTiles {
   constructor(private readonly redraw: () => void) {}
 
   /** A new map: its chunks and what draws its tiles (none: no detail). */
-  reset(chunks: Array<[number, number]>, source: DetailSource | undefined): void {
+  reset(chunks: ChunkSet, source: DetailSource | undefined): void {
     this.map += 1;
     this.source = source;
-    this.cells = new Map();
-    // Chunks come sorted by x then z, so a run of them shares a cell: its key is made once a
-    // run, not once a chunk (160,000 string keys cost tens of milliseconds before the first band).
-    let [lastX, lastZ] = [NaN, NaN];
-    let list: Array<[number, number]> = [];
-    for (const c of chunks) {
-      const cx = Math.floor(c[0] / CELL);
-      const cz = Math.floor(c[1] / CELL);
-      if (cx !== lastX || cz !== lastZ) {
-        [lastX, lastZ] = [cx, cz];
-        const key = `${cx},${cz}`;
-        const had = this.cells.get(key);
-        if (had) list = had;
-        else this.cells.set(key, (list = []));
-      }
-      list.push(c);
-    }
+    this.chunks = chunks;
     this.occupied = new Map();
-    for (let level = 1; level <= 16; level *= 2) {
-      const per = tileChunks(level) / CELL;
-      const set = new Set<string>();
-      for (const key of this.cells.keys()) {
-        const [x, z] = key.split(',').map(Number) as [number, number];
-        set.add(`${Math.floor(x / per)},${Math.floor(z / per)}`);
-      }
-      this.occupied.set(level, set);
-    }
     this.tiles.clear();
     this.failed.clear();
     this.wanted = [];
@@ -117,14 +94,25 @@ export class DetailTiles {
     return this.source !== undefined;
   }
 
+  /** Whether tile (tx, tz) of `level` holds a chunk (asked once per tile and map). */
+  private holdsChunks(level: number, tx: number, tz: number): boolean {
+    const key = `${level}:${tx},${tz}`;
+    let holds = this.occupied.get(key);
+    if (holds === undefined) {
+      const side = tileChunks(level);
+      holds = this.chunks.anyInRect(tx * side, tz * side, tx * side + side - 1, tz * side + side - 1);
+      this.occupied.set(key, holds);
+    }
+    return holds;
+  }
+
   /** The tiles (level, tx, tz) with chunks in view at `level`, nearest the centre first. */
   private inView(v: DetailView, level: number): Array<[number, number, number]> {
     const side = tileChunks(level);
-    const occupied = this.occupied.get(level)!;
     const [tx0, tz0, tx1, tz1] = [Math.floor(v.cx0 / side), Math.floor(v.cz0 / side), Math.floor(v.cx1 / side), Math.floor(v.cz1 / side)];
     const [mx, mz] = [(v.cx0 + v.cx1 + 1) / 2 / side, (v.cz0 + v.cz1 + 1) / 2 / side];
     const out: Array<[number, number, number]> = [];
-    for (let tz = tz0; tz <= tz1; tz++) for (let tx = tx0; tx <= tx1; tx++) if (occupied.has(`${tx},${tz}`)) out.push([level, tx, tz]);
+    for (let tz = tz0; tz <= tz1; tz++) for (let tx = tx0; tx <= tx1; tx++) if (this.holdsChunks(level, tx, tz)) out.push([level, tx, tz]);
     return out.sort((a, b) => (a[1] + 0.5 - mx) ** 2 + (a[2] + 0.5 - mz) ** 2 - ((b[1] + 0.5 - mx) ** 2 + (b[2] + 0.5 - mz) ** 2));
   }
 
@@ -201,12 +189,7 @@ export class DetailTiles {
       const side = tileChunks(level);
       const [x0, z0] = [tx * side, tz * side];
       // The square's chunks, and the row north of it (it shades the square's first row).
-      const chunks: Array<[number, number]> = [];
-      for (let cz = z0 / CELL - 1; cz < (z0 + side) / CELL; cz++) {
-        for (let cx = x0 / CELL; cx < (x0 + side) / CELL; cx++) {
-          for (const c of this.cells.get(`${cx},${cz}`) ?? []) if (c[1] >= z0 - 1) chunks.push(c);
-        }
-      }
+      const chunks = this.chunks.inRect(x0, z0 - 1, x0 + side - 1, z0 + side - 1);
       // A source that throws at once fails like one that rejects; a tile that cannot be
       // made from the answer fails too (never a call asked for again and again).
       void Promise.resolve()

@@ -167,10 +167,10 @@ export class MapView {
   /** Shows a new map (another world or dimension); fits it to the canvas unless `keepView`
    * (another layer of the same dimension: the view stays where it was). `detail` draws its
    * detail tiles (bound to this map: its world, dimension, layer). */
-  show(image: MapImage, chunks: Array<[number, number]>, markers: Marker[], keepView = false, detail?: DetailSource): void {
+  show(image: MapImage, chunks: ChunkSet, markers: Marker[], keepView = false, detail?: DetailSource): void {
     this.image = image;
     this.markers = markers;
-    this.chunkSet = new ChunkSet(chunks);
+    this.chunkSet = chunks;
     this.tiles.clear();
     this.detail.reset(chunks, detail);
     this.base = document.createElement('canvas');
@@ -189,7 +189,7 @@ export class MapView {
 
   /** Starts a map drawn in bands (see main.ts drawMap): `frame` gives the whole map's size and
    * origin (its `rgba` is not read); the base starts transparent and `paint` fills it. */
-  begin(frame: MapImage, chunks: Array<[number, number]>, markers: Marker[], keepView = false, detail?: DetailSource): void {
+  begin(frame: MapImage, chunks: ChunkSet, markers: Marker[], keepView = false, detail?: DetailSource): void {
     this.show({ ...frame, width: 0 }, chunks, markers, true, detail);
     this.image = frame;
     this.base!.width = Math.max(1, frame.width);

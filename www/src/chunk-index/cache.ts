@@ -16,6 +16,8 @@
 import { sha256 } from '@noble/hashes/sha2';
 import type { World } from 'strata-level/browser';
 
+import type { ChunkList } from './chunk-list.js';
+
 const DB_NAME = 'strata-chunk-index';
 /** Chunk lists by `${LIST_FORMAT}/${identity}/${dimension}`. */
 const LISTS = 'lists';
@@ -35,7 +37,7 @@ const ANSWER_MS = 2000;
 
 interface ListEntry {
   key: string;
-  /** x0, z0, x1, z1, … ascending (x, z), as World.chunks gives them. */
+  /** x0, z0, x1, z1, … ascending (x, z), as World.chunkList gives them. */
   flat: Int32Array;
   /** World.reliefSamples of the same pass, when it gave them. */
   relief?: Uint8Array;
@@ -43,7 +45,8 @@ interface ListEntry {
 
 /** A kept chunk index of one dimension. */
 export interface KeptChunks {
-  chunks: Array<[number, number]>;
+  /** The list as World.chunkList gave it. */
+  chunks: ChunkList;
   relief?: Uint8Array;
 }
 
@@ -127,7 +130,7 @@ function committed(tx: IDBTransaction): Promise<void> {
   });
 }
 
-/** The chunk list of `dimension` kept for `identity` (as [x, z] pairs) and its relief
+/** The chunk list of `dimension` kept for `identity` and its relief
  * samples; undefined if none. */
 export function cachedChunks(identity: string, dimension: number): Promise<KeptChunks | undefined> {
   return within(lookup(identity, dimension), undefined);
@@ -146,29 +149,22 @@ async function lookup(identity: string, dimension: number): Promise<KeptChunks |
   } catch {
     // The world may be evicted a little early.
   }
-  const out: Array<[number, number]> = [];
-  for (let i = 0; i < entry.flat.length; i += 2) out.push([entry.flat[i]!, entry.flat[i + 1]!]);
-  return { chunks: out, relief: entry.relief instanceof Uint8Array ? entry.relief : undefined };
+  return { chunks: entry.flat, relief: entry.relief instanceof Uint8Array ? entry.relief : undefined };
 }
 
 /** Keeps `chunks` as the list of `dimension` for `identity` (settles once committed), then
  * drops the least recently used worlds beyond MAX_WORLDS. Failures are ignored (the next
  * visit does the pass). */
-export function keepChunks(identity: string, dimension: number, chunks: ReadonlyArray<readonly [number, number]>, relief?: Uint8Array): Promise<void> {
+export function keepChunks(identity: string, dimension: number, chunks: ChunkList, relief?: Uint8Array): Promise<void> {
   return within(
     keep(identity, dimension, chunks, relief).catch(() => undefined),
     undefined,
   );
 }
 
-async function keep(identity: string, dimension: number, chunks: ReadonlyArray<readonly [number, number]>, relief?: Uint8Array): Promise<void> {
+async function keep(identity: string, dimension: number, flat: ChunkList, relief?: Uint8Array): Promise<void> {
   const db = await database();
   if (!db) return;
-  const flat = new Int32Array(chunks.length * 2);
-  chunks.forEach(([x, z], i) => {
-    flat[2 * i] = x;
-    flat[2 * i + 1] = z;
-  });
   const world = `${LIST_FORMAT}/${identity}`;
   const tx = db.transaction([LISTS, WORLDS], 'readwrite');
   const lists = tx.objectStore(LISTS);

@@ -19,6 +19,7 @@
 
 import type { Dimension, StagedEdit, World } from 'strata-level/browser';
 
+import { chunkCount, type ChunkList } from '../chunk-index/chunk-list.js';
 import { McworldExporter } from './export.js';
 import { NO_FOLDER_WRITES, canSaveToFolder, pickEmptyFolder, saveToFolder } from './save-folder.js';
 
@@ -59,12 +60,16 @@ export interface EditorHost {
   say(text: string, kind?: 'info' | 'busy' | 'error'): void;
   fail(e: unknown, what: string): void;
   busy(on: boolean): void;
+  /** The chunk list of `dimension` of `world` (the map's, read once per open); without it
+   * the editor asks the world (a pass over the database). */
+  chunkList?(world: World, dimension: Dimension): Promise<ChunkList>;
   /** The selection changed: outline it on the map. */
   showSelection?(rects: Rect[]): void;
 }
 
 export class Editor {
-  private chunks: Array<[number, number]> = [];
+  /** The dimension's chunks (flat x, z, …: World.chunkList). */
+  private chunks: ChunkList = new Int32Array(0);
   private attached: World | undefined;
   private pending: (() => Promise<void>) | undefined;
   private staged: Staged[] = [];
@@ -141,7 +146,8 @@ export class Editor {
   async attach(world: World | undefined): Promise<void> {
     this.els.section.hidden = world === undefined;
     this.attached = world;
-    const chunks = world ? await world.chunks(this.host.dimension()) : [];
+    const dimension = this.host.dimension();
+    const chunks = !world ? new Int32Array(0) : this.host.chunkList ? await this.host.chunkList(world, dimension) : await world.chunkList(dimension);
     if (this.attached !== world) return; // another world was opened meanwhile
     this.chunks = chunks;
     await this.count();
@@ -160,17 +166,20 @@ export class Editor {
     void this.count();
   }
 
-  private selected(): { rects: Rect[]; chunks: Array<[number, number]> } {
+  /** The selection's rectangles and how many of the dimension's chunks they hold. */
+  private selected(): { rects: Rect[]; count: number } {
     const rects = parseSelection(this.els.selection.value);
-    return { rects, chunks: this.chunks.filter(([x, z]) => inSelection(rects, x, z)) };
+    let count = 0;
+    for (let i = 0; i + 1 < this.chunks.length; i += 2) if (inSelection(rects, this.chunks[i]!, this.chunks[i + 1]!)) count++;
+    return { rects, count };
   }
 
   private async count(): Promise<void> {
     try {
-      const { rects, chunks } = this.selected();
+      const { rects, count } = this.selected();
       this.host.showSelection?.(rects);
-      this.els.map.dataset.selected = String(chunks.length);
-      this.els.staged.textContent = `${chunks.length} of ${this.chunks.length} chunks selected`;
+      this.els.map.dataset.selected = String(count);
+      this.els.staged.textContent = `${count} of ${chunkCount(this.chunks)} chunks selected`;
       this.els.selection.setCustomValidity('');
     } catch (e) {
       this.els.map.dataset.selected = '0';
@@ -181,7 +190,7 @@ export class Editor {
   }
 
   private ask(kind: 'delete' | 'prune'): void {
-    let sel: { rects: Rect[]; chunks: Array<[number, number]> };
+    let sel: { rects: Rect[]; count: number };
     try {
       sel = this.selected();
     } catch (e) {
@@ -189,8 +198,8 @@ export class Editor {
       return;
     }
     const dim = this.host.dimension();
-    const n = sel.chunks.length;
-    const others = this.chunks.length - n;
+    const n = sel.count;
+    const others = chunkCount(this.chunks) - n;
     if (kind === 'delete' && n === 0) {
       this.host.say('The selection holds no chunk of this dimension: nothing to delete.', 'error');
       return;
