@@ -332,32 +332,34 @@ fn layer_columns(
             cols
         })),
         MapLayer::Surface => {
-            let tops = top_blocks(db, dimension, x, z, None)?;
-            if tops.iter().all(Option::is_none) {
+            let tops = chunk_tops(db, dimension, x, z, None)?;
+            if tops.names.is_empty() {
                 return surface_columns(db, dimension, x, z);
             }
+            let colours = tops.colours();
             let mut cols: [Option<Column>; 256] = [None; 256];
-            for (c, top) in cols.iter_mut().zip(&tops) {
-                *c = top.as_ref().map(|(y, name)| Column {
-                    height: *y,
-                    y: *y,
-                    colour: block_colour(name),
+            for (c, top) in cols.iter_mut().zip(&tops.cols) {
+                *c = top.map(|(y, name)| Column {
+                    height: y,
+                    y,
+                    colour: colours[name as usize],
                     biome: None,
                 });
             }
             Ok(Some(cols))
         }
         MapLayer::Cave(level) => {
-            let tops = top_blocks(db, dimension, x, z, Some(level))?;
-            if tops.iter().all(Option::is_none) {
+            let tops = chunk_tops(db, dimension, x, z, Some(level))?;
+            if tops.names.is_empty() {
                 return Ok(None);
             }
+            let colours = tops.colours();
             let mut cols: [Option<Column>; 256] = [None; 256];
-            for (c, top) in cols.iter_mut().zip(&tops) {
-                *c = top.as_ref().map(|(y, name)| Column {
-                    height: *y,
-                    y: *y,
-                    colour: shade(block_colour(name), -(level - y).clamp(0, 64) * 2),
+            for (c, top) in cols.iter_mut().zip(&tops.cols) {
+                *c = top.map(|(y, name)| Column {
+                    height: y,
+                    y,
+                    colour: shade(colours[name as usize], -(level - y).clamp(0, 64) * 2),
                     biome: None,
                 });
             }
@@ -661,6 +663,32 @@ pub fn top_blocks(
     z: i32,
     below: Option<i32>,
 ) -> Result<Vec<Option<(i32, String)>>> {
+    let tops = chunk_tops(db, dimension, x, z, below)?;
+    Ok(tops
+        .cols
+        .iter()
+        .map(|c| c.map(|(y, n)| (y, tops.names[n as usize].clone())))
+        .collect())
+}
+
+/// The top non-air block of each column of a chunk (`z*16 + x`): its absolute y and an index
+/// into `names` (one name per palette entry that tops a column, not one string per column).
+struct ChunkTops {
+    cols: [Option<(i32, u16)>; 256],
+    names: Vec<String>,
+}
+
+impl ChunkTops {
+    /// Each name's colour, computed once per name.
+    fn colours(&self) -> Vec<[u8; 3]> {
+        self.names.iter().map(|n| block_colour(n)).collect()
+    }
+}
+
+/// [`top_blocks`] without a string per column: the chunk's SubChunkPrefix records read from
+/// the top down, subchunks that do not decode skipped, each palette entry's air test made
+/// once per subchunk.
+fn chunk_tops(db: &Db, dimension: i32, x: i32, z: i32, below: Option<i32>) -> Result<ChunkTops> {
     let mut prefix = chunk_prefix(x, z, dimension);
     prefix.push(TAG_SUBCHUNK);
     let mut subchunks = Vec::new();
@@ -677,50 +705,62 @@ pub fn top_blocks(
     }
     it.status()?;
     subchunks.sort_by_key(|(y, _)| std::cmp::Reverse(*y));
-    let mut out: Vec<Option<(i32, String)>> = vec![None; 256];
+    let mut tops = ChunkTops {
+        cols: [None; 256],
+        names: Vec::new(),
+    };
     let mut left = 256;
     for (sy, value) in subchunks {
         let Ok(sub) = decode_subchunk(&value) else {
             continue;
         };
-        let Some(layer) = sub.layers.first() else {
+        let Some(mut layer) = sub.layers.into_iter().next() else {
             continue;
         };
+        let air: Vec<bool> = layer.palette.iter().map(|b| b.is_air()).collect();
+        // Each palette entry's index in `names`, once it tops a column.
+        let mut named: Vec<Option<u16>> = vec![None; layer.palette.len()];
         // The highest y inside this subchunk that may be looked at.
         let top = below.map_or(15, |b| (b - sy as i32 * 16).clamp(0, 15)) as usize;
-        for (col, slot) in out.iter_mut().enumerate() {
+        for (col, slot) in tops.cols.iter_mut().enumerate() {
             if slot.is_some() {
                 continue;
             }
             let (bx, bz) = (col % 16, col / 16);
-            if let Some(y) = (0..=top).rev().find(|&y| !layer.block(bx, y, bz).is_air()) {
-                *slot = Some((
-                    sy as i32 * 16 + y as i32,
-                    layer.block(bx, y, bz).name.clone(),
-                ));
-                left -= 1;
-            }
+            let column = &layer.indices[bx * 256 + bz * 16..][..16];
+            let Some(y) = (0..=top).rev().find(|&y| !air[column[y] as usize]) else {
+                continue;
+            };
+            let entry = column[y] as usize;
+            let name = *named[entry].get_or_insert_with(|| {
+                tops.names
+                    .push(std::mem::take(&mut layer.palette[entry].name));
+                (tops.names.len() - 1) as u16
+            });
+            *slot = Some((sy as i32 * 16 + y as i32, name));
+            left -= 1;
         }
         if left == 0 {
             break;
         }
     }
-    Ok(out)
+    Ok(tops)
 }
 
 /// A 16×16 RGBA tile of a chunk's top blocks, shaded by height within the chunk; `None` when
 /// the chunk has no block data.
 pub fn surface_tile(db: &Db, dimension: i32, x: i32, z: i32) -> Result<Option<Vec<u8>>> {
-    let tops = surface_blocks(db, dimension, x, z)?;
-    if tops.iter().all(Option::is_none) {
+    let tops = chunk_tops(db, dimension, x, z, None)?;
+    if tops.names.is_empty() {
         return Ok(None);
     }
+    let colours = tops.colours();
     let mut rgba = vec![0u8; 1024];
-    for (i, top) in tops.iter().enumerate() {
-        let Some((y, name)) = top else { continue };
-        let north = if i >= 16 { tops[i - 16].as_ref() } else { None };
+    for (i, top) in tops.cols.iter().enumerate() {
+        let Some((y, name)) = *top else { continue };
+        let north = if i >= 16 { tops.cols[i - 16] } else { None };
         let delta = north.map_or(0, |(yn, _)| ((y - yn) * 12).clamp(-48, 48));
-        let c = shade(block_colour(name), delta);
+        let c = shade(colours[name as usize], delta);
         rgba[i * 4..i * 4 + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
     }
     Ok(Some(rgba))

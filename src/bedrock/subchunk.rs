@@ -8,7 +8,7 @@
 //! every index must fall inside its palette; the NBT reader's limits apply to each entry.
 //! The runtime-id flavour (header bit 0 set) and the pre-1.2 versions are `NotSupported`.
 
-use super::chunk::{corrupt, packed_index, packed_words};
+use super::chunk::{corrupt, packed_words};
 use super::nbt::{self, Tag};
 use crate::error::{Error, Result};
 
@@ -22,20 +22,32 @@ pub struct BlockState {
 }
 
 impl BlockState {
-    fn from_tag(tag: &Tag) -> BlockState {
+    /// The entry of a palette compound: its first `name` (a string, else ""), first `states`
+    /// (an empty compound when missing) and first `version` (an integer in i32's range), moved
+    /// out of the tag rather than copied.
+    fn from_root(tag: Tag) -> BlockState {
+        let (mut name, mut states, mut version) = (None, None, None);
+        if let Tag::Compound(entries) = tag {
+            for (key, value) in entries {
+                let slot = match key.as_str() {
+                    "name" => &mut name,
+                    "states" => &mut states,
+                    "version" => &mut version,
+                    _ => continue,
+                };
+                if slot.is_none() {
+                    *slot = Some(value);
+                }
+            }
+        }
         BlockState {
-            name: tag
-                .get("name")
-                .and_then(Tag::as_str)
-                .unwrap_or("")
-                .to_string(),
-            states: tag
-                .get("states")
-                .cloned()
-                .unwrap_or(Tag::Compound(Vec::new())),
-            version: tag
-                .get("version")
-                .and_then(Tag::as_i64)
+            name: match name {
+                Some(Tag::String(s)) => s,
+                _ => String::new(),
+            },
+            states: states.unwrap_or(Tag::Compound(Vec::new())),
+            version: version
+                .and_then(|t| t.as_i64())
                 .and_then(|v| i32::try_from(v).ok()),
         }
     }
@@ -152,23 +164,44 @@ fn block_storage(c: &mut Cursor) -> Result<BlockStorage> {
     for _ in 0..n {
         palette.push(palette_entry(c)?);
     }
-    let mut indices = Vec::with_capacity(4096);
-    for i in 0..4096 {
-        let idx = packed_index(words, bpb, i);
-        if idx as usize >= palette.len() {
-            return Err(corrupt(
-                "SubChunkPrefix",
-                format!("block index {idx} outside a palette of {}", palette.len()),
-            ));
-        }
-        indices.push(idx as u16);
+    let indices = unpack(words, bpb);
+    // One comparison for the whole storage (none when the palette covers every index the
+    // width can hold); the error names the first index outside, as a check block by block
+    // would. A fold, not `Iterator::max` (whose ties-go-last rule keeps it from vectorizing).
+    let covered = bpb < usize::BITS as usize && palette.len() >> bpb != 0;
+    if !covered && indices.iter().fold(0, |m, &i| m.max(i)) as usize >= palette.len() {
+        let idx = indices
+            .iter()
+            .find(|&&i| i as usize >= palette.len())
+            .copied()
+            .unwrap_or_default();
+        return Err(corrupt(
+            "SubChunkPrefix",
+            format!("block index {idx} outside a palette of {}", palette.len()),
+        ));
     }
     Ok(BlockStorage { indices, palette })
 }
 
+/// The 4096 indices of packed `words` (`packed_words(bpb)` u32 LE words, bpb 1..=16), word by
+/// word: no division per block.
+fn unpack(words: &[u8], bpb: usize) -> Vec<u16> {
+    let per_word = 32 / bpb;
+    let mask = ((1u64 << bpb) - 1) as u32;
+    let mut indices = vec![0u16; 4096];
+    for (slots, word) in indices.chunks_mut(per_word).zip(words.chunks_exact(4)) {
+        let mut word = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+        for slot in slots {
+            *slot = (word & mask) as u16;
+            word >>= bpb;
+        }
+    }
+    indices
+}
+
 fn palette_entry(c: &mut Cursor) -> Result<BlockState> {
     let (_, tag) = nbt::read_root(c.v, &mut c.pos)?;
-    Ok(BlockState::from_tag(&tag))
+    Ok(BlockState::from_root(tag))
 }
 
 /// Encodes a version 9 subchunk with one layer.
@@ -224,6 +257,67 @@ mod tests {
     }
 
     #[test]
+    fn unpack_matches_packed_index_for_every_width() {
+        let mut seed = 0x9e37_79b9_u32;
+        for bpb in 1..=16 {
+            let words: Vec<u8> = (0..packed_words(bpb).unwrap() * 4)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 17;
+                    seed ^= seed << 5;
+                    seed as u8
+                })
+                .collect();
+            let got = unpack(&words, bpb);
+            for (i, &idx) in got.iter().enumerate() {
+                assert_eq!(
+                    idx as u32,
+                    super::super::chunk::packed_index(&words, bpb, i),
+                    "bpb {bpb} block {i}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn palette_entries_take_the_first_of_each_field() {
+        let entry = |fields: Vec<(&str, Tag)>| {
+            BlockState::from_root(Tag::Compound(
+                fields
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect(),
+            ))
+        };
+        let s = entry(vec![
+            ("version", Tag::Long(i64::MAX)),
+            ("name", Tag::String("minecraft:stone".into())),
+            ("states", Tag::Compound(vec![("a".into(), Tag::Byte(1))])),
+            ("name", Tag::String("minecraft:dirt".into())),
+            ("states", Tag::Int(3)),
+        ]);
+        assert_eq!(
+            s,
+            BlockState {
+                name: "minecraft:stone".into(),
+                states: Tag::Compound(vec![("a".into(), Tag::Byte(1))]),
+                version: None,
+            }
+        );
+        // A name that is not a string is no name (air), as a missing one; a short version.
+        let s = entry(vec![
+            ("name", Tag::Int(1)),
+            ("name", Tag::String("minecraft:stone".into())),
+            ("version", Tag::Short(7)),
+        ]);
+        assert_eq!(
+            (s.name.as_str(), &s.states, s.version, s.is_air()),
+            ("", &Tag::Compound(Vec::new()), Some(7), true)
+        );
+        assert_eq!(BlockState::from_root(Tag::Int(5)).name, "");
+    }
+
+    #[test]
     fn hostile_palettes() {
         // An index beyond the palette.
         let mut idx = vec![0u16; 4096];
@@ -232,7 +326,16 @@ mod tests {
         assert!(decode_subchunk(&v)
             .unwrap_err()
             .message()
-            .contains("outside"));
+            .contains("block index 3 outside a palette of 3"));
+        // Two outside, the later one larger: the first is named.
+        let mut idx = vec![0u16; 4096];
+        idx[4000] = 5;
+        idx[4095] = 7;
+        let v = encode_subchunk_v9(0, &["a", "b", "c", "d", "e"], &idx);
+        assert!(decode_subchunk(&v)
+            .unwrap_err()
+            .message()
+            .contains("block index 5 outside a palette of 5"));
         // A palette count of 2^31-1.
         let mut v = vec![8, 1, 2];
         v.extend(vec![0u8; 4 * 4096 / 32]);
