@@ -1,8 +1,9 @@
 //! The chunk index with relief samples (`bedrock::relief_index`) against the plain paths it
 //! stands in for: its chunks equal `keys::chunk_positions`, and every map drawn with its
-//! samples — relief and slime layers, 1, 2 and 4 pixels per chunk, far out, whole and in bands
-//! of rows — is byte for byte the map drawn by reading each chunk, with the same figures
-//! (drawn, failed and named, without surface, slime). On every shared world and dimension, a
+//! samples — relief, slime, height and biome layers, 1, 2 and 4 pixels per chunk, far out,
+//! whole and in bands of rows — is byte for byte the map drawn by reading each chunk, with the
+//! same figures (drawn, failed and named, without surface, slime, the biome legend's counts,
+//! the height range). On every shared world and dimension, a
 //! generated world, and a world with a damaged Data3D record and a chunk whose surface record
 //! comes without its Version record.
 
@@ -21,7 +22,7 @@ use strata::{Db, FsStorage, MemStorage, Options, WriteOptions};
 /// Every figure of an image, pixels included.
 fn figures(m: &MapImage) -> String {
     format!(
-        "{}x{} at {:?} ppc {} cpp {} indexed {} drawn {} failed {} {:?} without {} slime {} sampled-out {} rgba crc {:08x}",
+        "{}x{} at {:?} ppc {} cpp {} indexed {} drawn {} failed {} {:?} without {} slime {} sampled-out {} biomes {:?} heights {:?} rgba crc {:08x}",
         m.width,
         m.height,
         m.min_chunk,
@@ -34,6 +35,8 @@ fn figures(m: &MapImage) -> String {
         m.chunks_without_surface,
         m.slime_chunks,
         m.chunks_sampled_out,
+        m.biomes,
+        m.height_range,
         crc32c::crc32c(&m.rgba)
     )
 }
@@ -71,7 +74,12 @@ fn check(db: &Db, dimension: i32, what: &str) -> (usize, usize, usize) {
     let x0 = chunks.iter().map(|c| c.0).min().unwrap();
     let x1 = chunks.iter().map(|c| c.0).max().unwrap();
     let mut maps = 0;
-    for layer in [MapLayer::Relief, MapLayer::Slime] {
+    for layer in [
+        MapLayer::Relief,
+        MapLayer::Slime,
+        MapLayer::Height,
+        MapLayer::Biome,
+    ] {
         for (ppc, cpp) in [(1, 1), (2, 1), (4, 1), (1, 2), (1, 8)] {
             // The whole map, then (at 1 chunk per pixel) a band of rows in the middle.
             let mut regions = vec![None];
@@ -151,7 +159,7 @@ fn samples_draw_what_reads_draw_on_a_generated_world() {
     )
     .unwrap();
     let world = World::open(mem, "gen").unwrap();
-    assert_eq!(check(world.db(), 0, "generated"), (1200, 1200, 16));
+    assert_eq!(check(world.db(), 0, "generated"), (1200, 1200, 32));
 }
 
 #[test]
@@ -191,7 +199,7 @@ fn a_damaged_record_and_a_surface_without_version() {
     }
     let world = World::open(mem, "gen").unwrap();
     // 30 chunks, one without its Version record; the damaged one has no samples.
-    assert_eq!(check(world.db(), 0, "damaged"), (29, 28, 16));
+    assert_eq!(check(world.db(), 0, "damaged"), (29, 28, 32));
     let image = render_map(
         world.db(),
         &MapOptions {

@@ -248,8 +248,9 @@ export class World {
 
   /** The (x, z) of every chunk of `dimension` with a Version record, ascending. With
    * `reliefSamples`, the same pass also samples each chunk's relief (about 200 ms more for
-   * 160,000 chunks in wasm, 60 bytes a chunk held by the engine), so the relief and slime maps
-   * drawn next read no sampled chunk again (`reliefSamples()` hands them out to keep). */
+   * 160,000 chunks in wasm, 60 bytes a chunk held by the engine), so the relief, slime,
+   * height and biome maps drawn next (at up to 4 pixels per chunk, or far out) read no sampled
+   * chunk again (`reliefSamples()` hands them out to keep). */
   async chunks(dimension: Dimension = 0, options: { reliefSamples?: boolean } = {}): Promise<Array<[number, number]>> {
     const flat = await this.chunkList(dimension, options);
     const out: Array<[number, number]> = [];

@@ -90,8 +90,8 @@ describe('kept chunk indexes (the viewer, IndexedDB)', () => {
         tx.oncomplete = () => resolve();
         tx.onerror = () => reject(tx.error);
       });
-    await put({ key: `2/${id(0)}/1`, flat: [1, 2, 3, 4] });
-    await put({ key: `2/${id(0)}/2`, flat: new Int32Array([1, 2, 3]) });
+    await put({ key: `3/${id(0)}/1`, flat: [1, 2, 3, 4] });
+    await put({ key: `3/${id(0)}/2`, flat: new Int32Array([1, 2, 3]) });
     expect(await cachedChunks(id(0), 1)).toBeUndefined();
     expect(await cachedChunks(id(0), 2)).toBeUndefined();
     db.close();

@@ -220,7 +220,7 @@ describe('Bedrock worlds through World', () => {
     const packed = (await first.reliefSamples(0))!;
     expect(await first.reliefSamples(1)).toBeUndefined();
     await first.close();
-    expect(Buffer.from(packed.subarray(0, 4)).toString()).toBe('SRI2');
+    expect(Buffer.from(packed.subarray(0, 4)).toString()).toBe('SRI3');
     const second = await openMcworld(fs.readFileSync(zip));
     try {
       await expect(second.setReliefSamples(packed.subarray(0, packed.length - 1))).rejects.toMatchObject({ code: 'LEVEL_INVALID_ARGUMENT' });

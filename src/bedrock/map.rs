@@ -102,8 +102,8 @@ pub struct MapOptions {
     /// `None`: read from the database.
     pub chunks: Option<Vec<(i32, i32)>>,
     /// Relief samples from the pass that indexed the chunks (`relief_index`), used for the
-    /// relief and slime layers at up to 4 pixels per chunk or far out, for the chunks that have
-    /// them (the others are read). The caller hands them over only while the database is
+    /// relief, slime, height and biome layers at up to 4 pixels per chunk or far out, for the
+    /// chunks that have them (the others are read). The caller hands them over only while the database is
     /// unchanged since that pass (`ReliefIndex::sequence`); another dimension's are ignored.
     pub relief: Option<std::sync::Arc<ReliefIndex>>,
 }
@@ -501,10 +501,14 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
     };
     let step = (16 / ppc) as usize;
     let layer = options.layer;
-    // Samples hold the columns drawn at up to 4 pixels per chunk (or far out), of relief colours.
+    // Samples hold the columns drawn at up to 4 pixels per chunk (or far out): the height-map
+    // value and biome of each, all the relief, slime, height and biome layers draw.
     let relief = options.relief.as_deref().filter(|r| {
         r.dimension == options.dimension
-            && matches!(layer, MapLayer::Relief | MapLayer::Slime)
+            && matches!(
+                layer,
+                MapLayer::Relief | MapLayer::Slime | MapLayer::Height | MapLayer::Biome
+            )
             && (cpp > 1 || ppc <= 4)
     });
     let mut slime = vec![false; chunks.len()];
@@ -527,19 +531,39 @@ pub fn render_map(db: &Db, options: &MapOptions) -> Result<MapImage> {
                 continue;
             }
         }
-        if let Some(samples) = relief.and_then(|r| r.samples(x, z)) {
-            // Every column of a sampled chunk has a surface: drawn like the read columns below.
+        if let Some(sampled) = relief.and_then(|r| r.chunk(x, z)) {
+            // Every column of a sampled chunk has a surface: drawn like the read columns below
+            // (the column `surface_columns` would give, from the sample).
             image.chunks_drawn += counted as u64;
             let tint = layer == MapLayer::Slime && slime[n];
+            let samples = sampled.columns;
+            let base = if sampled.data3d {
+                min_y(options.dimension)
+            } else {
+                0
+            };
             let mut put = |i: usize, s: ReliefSample| {
+                let h = s.height() as i32;
+                let mut col = Column {
+                    height: h,
+                    y: h - 1 + base,
+                    colour: s.colour(),
+                    biome: Some(s.biome() as u32),
+                };
+                if layer == MapLayer::Height {
+                    col.colour = height_colour(col.y);
+                }
                 put_pixel(
                     &mut image.rgba,
                     &mut heights,
                     i,
-                    s.height() as i32,
-                    s.colour(),
+                    col.height,
+                    col.colour,
                     tint,
                 );
+                if counted {
+                    tally(layer, &col, &mut biome_counts, &mut range);
+                }
             };
             match pixel {
                 // Far out: the centre column (8, 8).

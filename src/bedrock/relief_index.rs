@@ -15,7 +15,10 @@
 //!   1, 2 or 4 pixels per chunk, and far out (the centre column, (8, 8)).
 //! - `sequence` is the database's last sequence before the pass: a map may use the samples
 //!   only while it is unchanged (any write makes them stale).
-//! - Memory: 16 × 3 bytes per sampled chunk and 12 per chunk (9 MiB for 160,000 chunks).
+//! - A sampled chunk records whether its samples come from a Data3D record (heights counted
+//!   from the dimension's lowest y) or a Data2D one (from y 0), so the height layer can place
+//!   them too.
+//! - Memory: 16 × 3 bytes per sampled chunk and 13 per chunk (9 MiB for 160,000 chunks).
 
 use super::chunk::{decode_data2d, decode_data2d_legacy, decode_data3d_at, Surface};
 use super::colours::biome_colour;
@@ -65,16 +68,37 @@ pub struct ReliefIndex {
     pub chunks: Vec<(i32, i32)>,
     /// Per chunk of `chunks`: where its samples start in `samples`, or `u32::MAX` for none.
     at: Vec<u32>,
+    /// Per chunk of `chunks`: its samples come from a Data3D record (false: Data2D or
+    /// Data2DLegacy; false too for a chunk without samples).
+    data3d: Vec<bool>,
     samples: Vec<ReliefSample>,
+}
+
+/// One sampled chunk.
+#[derive(Clone, Copy, Debug)]
+pub struct SampledChunk<'a> {
+    /// Row by row: `[i * 4 + j]` is column (x 4j, z 4i).
+    pub columns: &'a [ReliefSample],
+    /// The samples come from a Data3D record: a height-map value h is y h - 1 + the
+    /// dimension's lowest y (else y h - 1).
+    pub data3d: bool,
 }
 
 impl ReliefIndex {
     /// The samples of chunk (x, z), row by row (`[i * 4 + j]` is column (x 4j, z 4i)), if it
     /// has them.
     pub fn samples(&self, x: i32, z: i32) -> Option<&[ReliefSample]> {
+        self.chunk(x, z).map(|c| c.columns)
+    }
+
+    /// Chunk (x, z)'s samples and where they come from, if it has them.
+    pub fn chunk(&self, x: i32, z: i32) -> Option<SampledChunk<'_>> {
         let i = self.chunks.binary_search(&(x, z)).ok()?;
         let at = self.at[i];
-        (at != u32::MAX).then(|| &self.samples[at as usize..at as usize + SAMPLES_PER_CHUNK])
+        (at != u32::MAX).then(|| SampledChunk {
+            columns: &self.samples[at as usize..at as usize + SAMPLES_PER_CHUNK],
+            data3d: self.data3d[i],
+        })
     }
 
     /// Chunks of `chunks` with samples.
@@ -83,18 +107,20 @@ impl ReliefIndex {
     }
 
     /// The index as bytes, to keep beside a world's chunk list (`unpack` reads them back):
-    /// `"SRI2"`, dimension i32, chunk count u32, per chunk x i32 z i32 and its first sample
-    /// u32 (`u32::MAX`: none), sample count u32, per sample height i16 and biome u8; all
-    /// little-endian. The sequence is not kept: it is the reader's.
+    /// `"SRI3"`, dimension i32, chunk count u32, per chunk x i32 z i32, its first sample u32
+    /// (`u32::MAX`: none) and a flags byte (1: Data3D samples), sample count u32, per sample
+    /// height i16 and biome u8; all little-endian. The sequence is not kept: it is the
+    /// reader's.
     pub fn pack(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(16 + self.chunks.len() * 12 + self.samples.len() * 3);
+        let mut out = Vec::with_capacity(16 + self.chunks.len() * 13 + self.samples.len() * 3);
         out.extend_from_slice(PACK_MAGIC);
         out.extend_from_slice(&self.dimension.to_le_bytes());
         out.extend_from_slice(&(self.chunks.len() as u32).to_le_bytes());
-        for (&(x, z), &at) in self.chunks.iter().zip(&self.at) {
+        for ((&(x, z), &at), &data3d) in self.chunks.iter().zip(&self.at).zip(&self.data3d) {
             out.extend_from_slice(&x.to_le_bytes());
             out.extend_from_slice(&z.to_le_bytes());
             out.extend_from_slice(&at.to_le_bytes());
+            out.push(data3d as u8);
         }
         out.extend_from_slice(&(self.samples.len() as u32).to_le_bytes());
         for s in &self.samples {
@@ -106,7 +132,8 @@ impl ReliefIndex {
     /// Reads `pack`'s bytes, for a database whose contents are those the samples were taken
     /// from (the caller's word: the viewer keeps them under the world's content identity),
     /// now at `sequence`. Bytes that are not a well-formed index (cut short, trailing bytes,
-    /// chunks out of order, a sample range outside the samples) are an error.
+    /// chunks out of order, a sample range outside the samples, unknown flags, an earlier
+    /// format) are an error.
     pub fn unpack(bytes: &[u8], sequence: u64) -> Result<ReliefIndex> {
         let bad = |why: &str| Error::invalid_argument(format!("relief samples: {why}"));
         let mut at = 0usize;
@@ -126,16 +153,21 @@ impl ReliefIndex {
             return Err(bad("dimension is not 0, 1 or 2"));
         }
         let n = u32_of(take(4)?) as usize;
-        let rows = take(n.checked_mul(12).ok_or_else(|| bad("cut short"))?)?;
+        let rows = take(n.checked_mul(13).ok_or_else(|| bad("cut short"))?)?;
         let mut chunks = Vec::with_capacity(n);
         let mut firsts = Vec::with_capacity(n);
-        for r in rows.chunks_exact(12) {
+        let mut data3d = Vec::with_capacity(n);
+        for r in rows.chunks_exact(13) {
             let c = (u32_of(&r[0..4]) as i32, u32_of(&r[4..8]) as i32);
             if chunks.last().is_some_and(|&last| last >= c) {
                 return Err(bad("chunks out of order"));
             }
+            if r[12] > 1 {
+                return Err(bad("unknown chunk flags"));
+            }
             chunks.push(c);
             firsts.push(u32_of(&r[8..12]));
+            data3d.push(r[12] == 1);
         }
         let count = u32_of(take(4)?) as usize;
         let raw = take(count.checked_mul(3).ok_or_else(|| bad("cut short"))?)?;
@@ -157,12 +189,13 @@ impl ReliefIndex {
             sequence,
             chunks,
             at: firsts,
+            data3d,
             samples,
         })
     }
 }
 
-const PACK_MAGIC: &[u8; 4] = b"SRI2";
+const PACK_MAGIC: &[u8; 4] = b"SRI3";
 
 /// What the pass learnt of one chunk of the dimension.
 struct Met {
@@ -173,6 +206,8 @@ struct Met {
     surface: bool,
     /// Where its samples start in the index's `samples`, or `u32::MAX`.
     at: u32,
+    /// The samples come from a Data3D record.
+    data3d: bool,
 }
 
 /// The sampled columns (`z * 16 + x`): (4j, 4i) for sample i * 4 + j.
@@ -282,6 +317,7 @@ impl ReliefPass {
                                 version: false,
                                 surface: false,
                                 at: u32::MAX,
+                                data3d: false,
                             });
                         }
                         let m = met.last_mut().expect("pushed above");
@@ -292,6 +328,7 @@ impl ReliefPass {
                             let at = self.samples.len() as u32;
                             if samples_of(c.tag, it.value(), &mut self.samples) {
                                 m.at = at;
+                                m.data3d = c.tag == TAG_DATA3D;
                             }
                         }
                     }
@@ -314,6 +351,7 @@ impl ReliefPass {
             sequence: self.sequence,
             chunks: Vec::with_capacity(met.len()),
             at: Vec::with_capacity(met.len()),
+            data3d: Vec::with_capacity(met.len()),
             samples: self.samples,
         };
         let mut i = 0;
@@ -324,7 +362,9 @@ impl ReliefPass {
             }
             if met[i..j].iter().any(|m| m.version) {
                 index.chunks.push((met[i].x, met[i].z));
-                index.at.push(if j - i == 1 { met[i].at } else { u32::MAX });
+                let once = j - i == 1;
+                index.at.push(if once { met[i].at } else { u32::MAX });
+                index.data3d.push(once && met[i].data3d);
             }
             i = j;
         }
@@ -365,6 +405,7 @@ mod tests {
             sequence: 77,
             chunks: vec![(-5, 3), (-5, 4), (2, -9)],
             at: vec![16, u32::MAX, 0],
+            data3d: vec![true, false, false],
             samples: (0..32).map(sample).collect(),
         }
     }
@@ -378,6 +419,10 @@ mod tests {
         assert_eq!(back.samples(-5, 3), i.samples(-5, 3));
         assert_eq!(back.samples(-5, 4), None);
         assert_eq!(back.samples(2, -9).unwrap()[15].height(), 15);
+        assert_eq!(
+            [(-5, 3), (2, -9)].map(|(x, z)| back.chunk(x, z).unwrap().data3d),
+            [true, false]
+        );
         assert_eq!(back.pack(), i.pack());
     }
 
@@ -409,5 +454,15 @@ mod tests {
         let mut i = index();
         i.chunks.swap(0, 1);
         assert!(ReliefIndex::unpack(&i.pack(), 0).is_err());
+        // A flags byte other than 0 or 1 (the first chunk's), and the earlier format.
+        let mut b = good.clone();
+        b[12 + 12] = 2;
+        assert!(ReliefIndex::unpack(&b, 0)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown chunk flags"));
+        let mut b = good.clone();
+        b[..4].copy_from_slice(b"SRI2");
+        assert!(ReliefIndex::unpack(&b, 0).is_err());
     }
 }

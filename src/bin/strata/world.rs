@@ -539,10 +539,12 @@ fn map(raw: &[String]) -> CliResult {
         region: args.value("region").map(parse_region).transpose()?,
         ..MapOptions::default()
     };
-    if matches!(options.layer, MapLayer::Relief | MapLayer::Slime)
-        && (options.pixels_per_chunk <= 4 || options.chunks_per_pixel > 1)
+    if matches!(
+        options.layer,
+        MapLayer::Relief | MapLayer::Slime | MapLayer::Height | MapLayer::Biome
+    ) && (options.pixels_per_chunk <= 4 || options.chunks_per_pixel > 1)
     {
-        // One pass lists the chunks and samples their relief: no second read of the blocks.
+        // One pass lists the chunks and samples their surface: no second read of the blocks.
         let index = relief_index(world.db(), options.dimension)?;
         options.chunks = Some(index.chunks.clone());
         options.relief = Some(std::sync::Arc::new(index));

@@ -25,8 +25,9 @@ const LISTS = 'lists';
  * eviction never reads a list). */
 const WORLDS = 'worlds';
 /** The entries' meaning: bump when `keys::chunk_positions` would answer differently or the
- * entries' fields change (2: relief samples kept too). */
-const LIST_FORMAT = 2;
+ * entries' fields change (2: relief samples kept too; 3: samples say which record they come
+ * from, "SRI3", so the height layer draws from them too). */
+const LIST_FORMAT = 3;
 /** Relief samples larger than this are not kept (the list still is): about 300,000 chunks. */
 const MAX_RELIEF_BYTES = 32 << 20;
 /** Worlds whose lists are kept (each list: 8 bytes per chunk and about 100 of relief samples,
