@@ -21,13 +21,16 @@ interface Helper {
   pending: Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>;
 }
 
-/** Helpers to start by default: the cores beyond the page's engine and its decode worker (at
- * most three). None on two cores: there a helper competes with those two for the cores, drew
- * the 160,000-chunk world's surface layer only 1.26x faster, and took the page from about 500
- * to 600 MiB (`?helpers=1` still asks for one). */
+/** Helpers to start by default: one per core beyond the page's engine and its decode worker,
+ * at most three, and at least one where there are two cores. On two cores (no decode worker
+ * there) the page's engine and one helper drew the 160,000-chunk world's surface layer in
+ * 3.0-3.4 s against 4.4 alone, the page and its workers peaking at 409-411 MiB against 361
+ * (`?helpers=0` asks for none). A helper once took the page from about 500 to 600 MiB and
+ * gained 1.26x: its file cache (16 MiB then) was smaller than the world, and every band
+ * re-read every table through the browser's process. */
 export function helperCount(): number {
   const cores = typeof navigator !== 'undefined' ? navigator.hardwareConcurrency || 2 : 2;
-  return Math.max(0, Math.min(3, cores - 2));
+  return cores < 2 ? 0 : Math.max(1, Math.min(3, cores - 2));
 }
 
 export class MapHelpers {
