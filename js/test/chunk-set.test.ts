@@ -21,16 +21,18 @@ function xorshift(seed: number): () => number {
   };
 }
 
+/** n pairs within ±spread (any i32 when spread is 2^31). */
+function randomPairs(next: () => number, spread: number, n: number): Array<[number, number]> {
+  const r = () => (spread === 2 ** 31 ? next() | 0 : (next() % (2 * spread)) - spread);
+  return Array.from({ length: n }, () => [r(), r()] as [number, number]);
+}
+
 describe('ChunkSet', () => {
   test('answers as a Set of "x,z" strings, sorted or shuffled, at the extremes', () => {
     const next = xorshift(7);
     let checked = 0;
     for (const spread of [3, 40, 2 ** 31]) {
-      const pairs: Array<[number, number]> = [];
-      for (let i = 0; i < 2000; i++) {
-        const r = () => (spread === 2 ** 31 ? next() | 0 : (next() % (2 * spread)) - spread);
-        pairs.push([r(), r()]);
-      }
+      const pairs = randomPairs(next, spread, 2000);
       pairs.push([-(2 ** 31), 2 ** 31 - 1], [2 ** 31 - 1, -(2 ** 31)]);
       const oracle = new Set(pairs.map(([x, z]) => `${x},${z}`));
       const sorted = [...new Map(pairs.map((p) => [`${p[0]},${p[1]}`, p])).values()].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
@@ -52,11 +54,7 @@ describe('ChunkSet', () => {
   test('flat lists: pairs round trip, sort and bounds as the same lists of pairs', () => {
     const next = xorshift(11);
     for (const spread of [5, 300, 2 ** 31]) {
-      const pairs: Array<[number, number]> = [];
-      for (let i = 0; i < 3000; i++) {
-        const r = () => (spread === 2 ** 31 ? next() | 0 : (next() % (2 * spread)) - spread);
-        pairs.push([r(), r()]);
-      }
+      const pairs = randomPairs(next, spread, 3000);
       const list = listOf(pairs);
       expect(chunkCount(list)).toBe(3000);
       expect(pairsOf(list)).toEqual(pairs);
@@ -80,11 +78,7 @@ describe('ChunkSet', () => {
     const next = xorshift(23);
     let nonEmpty = 0;
     for (const spread of [4, 60, 2 ** 31]) {
-      const pairs: Array<[number, number]> = [];
-      for (let i = 0; i < 1500; i++) {
-        const r = () => (spread === 2 ** 31 ? next() | 0 : (next() % (2 * spread)) - spread);
-        pairs.push([r(), r()]);
-      }
+      const pairs = randomPairs(next, spread, 1500);
       pairs.push([-(2 ** 31), 2 ** 31 - 1], [2 ** 31 - 1, -(2 ** 31)], [2 ** 31 - 1, 2 ** 31 - 1]);
       const sorted = [...pairs].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
       const set = new ChunkSet(listOf(pairs));

@@ -8,7 +8,7 @@
 //! every index must fall inside its palette; the NBT reader's limits apply to each entry.
 //! The runtime-id flavour (header bit 0 set) and the pre-1.2 versions are `NotSupported`.
 
-use super::chunk::{corrupt, packed_words};
+use super::chunk::{corrupt, packed_words, unpack_indices};
 use super::nbt::{self, Tag};
 use crate::error::{Error, Result};
 
@@ -164,7 +164,7 @@ fn block_storage(c: &mut Cursor) -> Result<BlockStorage> {
     for _ in 0..n {
         palette.push(palette_entry(c)?);
     }
-    let indices = unpack(words, bpb);
+    let indices = unpack_indices(words, bpb);
     // One comparison for the whole storage (none when the palette covers every index the
     // width can hold); the error names the first index outside, as a check block by block
     // would. A fold, not `Iterator::max` (whose ties-go-last rule keeps it from vectorizing).
@@ -181,22 +181,6 @@ fn block_storage(c: &mut Cursor) -> Result<BlockStorage> {
         ));
     }
     Ok(BlockStorage { indices, palette })
-}
-
-/// The 4096 indices of packed `words` (`packed_words(bpb)` u32 LE words, bpb 1..=16), word by
-/// word: no division per block.
-fn unpack(words: &[u8], bpb: usize) -> Vec<u16> {
-    let per_word = 32 / bpb;
-    let mask = ((1u64 << bpb) - 1) as u32;
-    let mut indices = vec![0u16; 4096];
-    for (slots, word) in indices.chunks_mut(per_word).zip(words.chunks_exact(4)) {
-        let mut word = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
-        for slot in slots {
-            *slot = (word & mask) as u16;
-            word >>= bpb;
-        }
-    }
-    indices
 }
 
 fn palette_entry(c: &mut Cursor) -> Result<BlockState> {
@@ -254,29 +238,6 @@ mod tests {
         let one = encode_subchunk_v9(2, &["minecraft:stone"], &idx);
         let s = decode_subchunk(&one).unwrap();
         assert_eq!(s.layers[0].block(15, 15, 15).name, "minecraft:stone");
-    }
-
-    #[test]
-    fn unpack_matches_packed_index_for_every_width() {
-        let mut seed = 0x9e37_79b9_u32;
-        for bpb in 1..=16 {
-            let words: Vec<u8> = (0..packed_words(bpb).unwrap() * 4)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 17;
-                    seed ^= seed << 5;
-                    seed as u8
-                })
-                .collect();
-            let got = unpack(&words, bpb);
-            for (i, &idx) in got.iter().enumerate() {
-                assert_eq!(
-                    idx as u32,
-                    super::super::chunk::packed_index(&words, bpb, i),
-                    "bpb {bpb} block {i}"
-                );
-            }
-        }
     }
 
     #[test]

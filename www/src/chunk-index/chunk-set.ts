@@ -74,14 +74,15 @@ export class ChunkSet {
         continue;
       }
       // p is the column's first chunk with z >= z0; its chunks up to z1 are the run.
-      const q = this.upperBound(x, z1, p);
+      const q = this.lowerBound(x, z1 + 1, p);
       if (q > p && !run(p, q)) return;
       // The next column's first chunk.
-      p = this.upperBound(x, 2 ** 31 - 1, q);
+      p = this.lowerBound(x, 2 ** 31, q);
     }
   }
 
-  /** The first index (from `from` on) whose chunk is at or after (x, z). */
+  /** The first index (from `from` on) whose chunk is at or after (x, z). Coordinates are
+   * numbers, so (x, z + 1) is "just after (x, z)" even at z = 2^31 - 1. */
   private lowerBound(x: number, z: number, from = 0): number {
     const l = this.list;
     let [lo, hi] = [from, this.size];
@@ -94,16 +95,4 @@ export class ChunkSet {
     return lo;
   }
 
-  /** The first index (from `from` on) whose chunk is after (x, z). */
-  private upperBound(x: number, z: number, from = 0): number {
-    const l = this.list;
-    let [lo, hi] = [from, this.size];
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const mx = l[2 * mid]!;
-      if (mx < x || (mx === x && l[2 * mid + 1]! <= z)) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
 }
