@@ -13,7 +13,9 @@ use std::sync::Arc;
 
 use strata::bedrock::keys::{self, chunk_key, TAG_DATA3D, TAG_VERSION};
 use strata::bedrock::map::{render_map, MapImage, MapLayer, MapOptions};
-use strata::bedrock::relief_index::{relief_index, ReliefPass};
+use strata::bedrock::relief_index::{
+    chunk_split_keys, relief_index, ReliefIndex, ReliefPass, ReliefSample,
+};
 use strata::bedrock::synth::{generate, SynthParams};
 use strata::bedrock::World;
 use strata::db::WriteBatch;
@@ -66,6 +68,29 @@ fn check(db: &Db, dimension: i32, what: &str) -> (usize, usize, usize) {
             "{what}: {steps} steps"
         );
     }
+    // Shared between engines: passes over the ranges between split keys, packed and joined,
+    // give the whole pass's index, byte for byte, however many parts and in whatever order.
+    for parts in [2, 3, 8] {
+        let keys = chunk_split_keys(db, parts, 0);
+        assert_eq!(keys, joined_parts(db, dimension, &keys, &index, what));
+        assert!(keys.windows(2).all(|k| k[0] < k[1]));
+    }
+    // Any 8-byte keys at all (each chunk's records stay on one side): a cut at every 7th
+    // chunk's own prefix, so ranges start exactly at a chunk's first key.
+    let cuts: Vec<[u8; 8]> = chunks
+        .iter()
+        .step_by(7)
+        .skip(1)
+        .map(|&(x, z)| {
+            let mut k = [0u8; 8];
+            k[..4].copy_from_slice(&x.to_le_bytes());
+            k[4..].copy_from_slice(&z.to_le_bytes());
+            k
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    joined_parts(db, dimension, &cuts, &index, what);
     if chunks.is_empty() {
         return (0, 0, 0);
     }
@@ -123,6 +148,58 @@ fn check(db: &Db, dimension: i32, what: &str) -> (usize, usize, usize) {
         }
     }
     (chunks.len(), index.sampled(), maps)
+}
+
+/// A chunk, with its samples and whether they come from a Data3D record.
+type Sampled = ((i32, i32), Option<(Vec<ReliefSample>, bool)>);
+
+/// Every chunk of an index with its samples and their source, in chunk order.
+fn sampled_chunks(index: &ReliefIndex) -> Vec<Sampled> {
+    index
+        .chunks
+        .iter()
+        .map(|&(x, z)| {
+            (
+                (x, z),
+                index.chunk(x, z).map(|c| (c.columns.to_vec(), c.data3d)),
+            )
+        })
+        .collect()
+}
+
+/// Passes over the ranges `keys` cut (ascending), each packed. Laid end to end in key order
+/// and joined, they are `whole` byte for byte (samples in the order met, as one pass keeps
+/// them); in reverse order, the same chunks and samples. Returns the keys.
+fn joined_parts(
+    db: &Db,
+    dimension: i32,
+    keys: &[[u8; 8]],
+    whole: &ReliefIndex,
+    what: &str,
+) -> Vec<[u8; 8]> {
+    let mut bounds: Vec<Option<Vec<u8>>> = vec![None];
+    bounds.extend(keys.iter().map(|k| Some(k.to_vec())));
+    bounds.push(None);
+    let parts: Vec<Vec<u8>> = bounds
+        .windows(2)
+        .map(|r| {
+            let mut pass = ReliefPass::with_range(db, dimension, r[0].as_deref(), r[1].clone());
+            while !pass.step(usize::MAX).unwrap() {}
+            pass.finish().pack()
+        })
+        .collect();
+    let what = format!("{what} dimension {dimension}: {} parts", parts.len());
+    let joined = ReliefIndex::unpack_parts(&parts.concat(), dimension, 5).unwrap();
+    assert_eq!(joined.sequence, 5);
+    assert_eq!(joined.chunks, whole.chunks, "{what}");
+    assert!(joined.pack() == whole.pack(), "{what}");
+    let reversed: Vec<Vec<u8>> = parts.into_iter().rev().collect();
+    let joined = ReliefIndex::unpack_parts(&reversed.concat(), dimension, 5).unwrap();
+    assert!(
+        sampled_chunks(&joined) == sampled_chunks(whole),
+        "{what}, reversed"
+    );
+    keys.to_vec()
 }
 
 #[test]
@@ -221,4 +298,83 @@ fn a_damaged_record_and_a_surface_without_version() {
         (image.failed_chunks[0].0, image.failed_chunks[0].1),
         (dx, dz)
     );
+}
+
+#[test]
+fn split_keys_share_the_pass_evenly_and_a_cut_inside_a_chunk_keeps_it() {
+    let mem = Arc::new(MemStorage::new());
+    generate(
+        mem.clone(),
+        "gen",
+        SynthParams {
+            chunks_x: 60,
+            chunks_z: 60,
+            seed: 4,
+        },
+    )
+    .unwrap();
+    // The world copied into a database of small tables (32 KiB), as a large world's are
+    // small against the whole (2 MiB of hundreds): each holds a narrow range of keys.
+    let world = World::open(mem.clone(), "gen").unwrap();
+    let mut options = Options::bedrock().create();
+    options.max_file_size = 32 << 10;
+    options.write_buffer_size = 256 << 10;
+    let db = Db::open(mem, "small-tables", options).unwrap();
+    let mut it = world.db().iter(&Default::default());
+    it.seek_to_first();
+    let mut batch = WriteBatch::new();
+    while it.valid() {
+        batch.put(it.key(), it.value());
+        if batch.count() == 1000 {
+            db.write(&WriteOptions::default(), std::mem::take(&mut batch))
+                .unwrap();
+        }
+        it.next();
+    }
+    db.write(&WriteOptions::default(), batch).unwrap();
+    db.compact_range(None, None).unwrap();
+    let tables: usize = db.version().files.iter().map(|l| l.len()).sum();
+    assert!(tables >= 10, "{tables} tables");
+    let db = &db;
+    let whole = relief_index(db, 0).unwrap();
+    assert_eq!((whole.chunks.len(), whole.sampled()), (3600, 3600));
+    // Nothing to share: one part, or tables below the bytes asked for.
+    assert!(chunk_split_keys(db, 1, 0).is_empty());
+    assert!(chunk_split_keys(db, 4, u64::MAX).is_empty());
+    // Four parts: three cuts, each part's chunks within 40% of a quarter (the estimate reads
+    // no table), all of them the whole's.
+    let keys = chunk_split_keys(db, 4, 0);
+    assert_eq!(keys.len(), 3);
+    let mut bounds: Vec<Option<Vec<u8>>> = vec![None];
+    bounds.extend(keys.iter().map(|k| Some(k.to_vec())));
+    bounds.push(None);
+    let mut counts = Vec::new();
+    for r in bounds.windows(2) {
+        let mut pass = ReliefPass::with_range(db, 0, r[0].as_deref(), r[1].clone());
+        while !pass.step(usize::MAX).unwrap() {}
+        counts.push(pass.finish().chunks.len());
+    }
+    assert_eq!(counts.iter().sum::<usize>(), 3600, "{counts:?}");
+    assert!(
+        counts.iter().all(|&c| (540..=1260).contains(&c)),
+        "{counts:?}"
+    );
+    // A cut between one chunk's Data3D and Version records (not a chunk-safe key): the chunk
+    // is still listed once, without samples (the map reads it); every other chunk keeps its.
+    let (x, z) = whole.chunks[1800];
+    let cut = chunk_key(x, z, 0, TAG_VERSION, None);
+    let mut packed = Vec::new();
+    for (start, end) in [(None, Some(cut.clone())), (Some(cut.clone()), None)] {
+        let mut pass = ReliefPass::with_range(db, 0, start.as_deref(), end);
+        while !pass.step(usize::MAX).unwrap() {}
+        packed.extend_from_slice(&pass.finish().pack());
+    }
+    let joined = ReliefIndex::unpack_parts(&packed, 0, 0).unwrap();
+    assert_eq!(joined.chunks, whole.chunks);
+    assert_eq!((joined.sampled(), joined.samples(x, z)), (3599, None));
+    assert!(whole.samples(x, z).is_some());
+    // Parts of another dimension, none at all, or a damaged part: errors.
+    assert!(ReliefIndex::unpack_parts(&packed, 1, 0).is_err());
+    assert!(ReliefIndex::unpack_parts(&[], 0, 0).is_err());
+    assert!(ReliefIndex::unpack_parts(&packed[..packed.len() - 1], 0, 0).is_err());
 }

@@ -42,6 +42,9 @@ export interface WasmDatabase {
   chunkList(dimension: number, reliefSamples: boolean): Int32Array;
   chunkListCursor(dimension: number): Stepper;
   chunkListFinish(cursor: Stepper): Int32Array;
+  chunkSplitKeys(parts: number, minBytes: number): Uint8Array;
+  chunkListPart(dimension: number, start?: Uint8Array, end?: Uint8Array): Uint8Array;
+  joinChunkParts(dimension: number, parts: Uint8Array): Int32Array;
   contentIdentity(): Uint8Array;
   reliefSamples(dimension: number): Uint8Array | undefined;
   setReliefSamples(packed: Uint8Array): void;
@@ -479,6 +482,18 @@ export class Engine {
     const pool = reliefSamples === true ? this.decodePool(entry.decodeWorkers) : undefined;
     if (!pool) return entry.db.chunkList(dimension, reliefSamples === true);
     return chunkListWithDecoders(entry.db, dimension, pool, () => this.dbs.get(h) === entry);
+  }
+
+  chunkSplitKeys(h: number, parts: number, minBytes: number): Uint8Array {
+    return this.db(h).chunkSplitKeys(parts, minBytes);
+  }
+
+  chunkListPart(h: number, dimension: number, start?: Uint8Array, end?: Uint8Array): Uint8Array {
+    return this.db(h).chunkListPart(dimension, start, end);
+  }
+
+  joinChunkParts(h: number, dimension: number, parts: Uint8Array): Int32Array {
+    return this.db(h).joinChunkParts(dimension, parts);
   }
 
   contentIdentity(h: number): Uint8Array {

@@ -41,6 +41,8 @@ const RESENDABLE = new Set([
   'recovery',
   'worldSummary',
   'chunkList',
+  'chunkSplitKeys',
+  'chunkListPart',
   'contentIdentity',
   'reliefSamples',
   'renderMap',

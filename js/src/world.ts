@@ -232,10 +232,10 @@ export class World {
     private readonly storageLink?: Link,
   ) {}
 
-  private async call(op: string, args: unknown[]): Promise<unknown> {
+  private async call(op: string, args: unknown[], transfer?: ArrayBuffer[]): Promise<unknown> {
     if (this.closed || this.db.status === 'closed') throw new StrataError('LEVEL_DATABASE_NOT_OPEN', 'World is not open');
     try {
-      return await this.link.call(op, [this.handle, ...args]);
+      return await this.link.call(op, [this.handle, ...args], transfer);
     } catch (e) {
       throw toStrataError(e);
     }
@@ -265,6 +265,44 @@ export class World {
   async chunkList(dimension: Dimension = 0, options: { reliefSamples?: boolean } = {}): Promise<Int32Array> {
     checkDimension(dimension);
     return (await this.call('chunkList', [dimension, options.reliefSamples === true])) as Int32Array;
+  }
+
+  /** Keys that cut the world's database into about `parts` (2-1024) ranges of equal table
+   * bytes, ascending, 8 bytes each (any 8-byte key leaves each chunk's records on one side);
+   * none when its tables hold fewer than `minBytes`. Reads only the tables' index blocks. With
+   * `chunkListPart` and `joinChunkParts`, several engines on the same world's files share the
+   * pass of `chunkList(dimension, { reliefSamples: true })`: the viewer's map helpers do. */
+  async chunkSplitKeys(parts: number, minBytes = 0): Promise<Uint8Array[]> {
+    if (!Number.isInteger(parts) || parts < 2 || parts > 1024) throw invalidArgument('parts must be an integer from 2 to 1024');
+    const flat = (await this.call('chunkSplitKeys', [parts, minBytes])) as Uint8Array;
+    const keys: Uint8Array[] = [];
+    for (let i = 0; i + 8 <= flat.length; i += 8) keys.push(flat.slice(i, i + 8));
+    return keys;
+  }
+
+  /** The chunk index pass of `chunkList(dimension, { reliefSamples: true })` over the keys in
+   * `[start, end)` only (either absent: unbounded), packed: the chunks whose keys lie there
+   * with their relief samples. Nothing is kept by this engine; `joinChunkParts` on the
+   * engine that draws the maps puts the parts of every range together. */
+  async chunkListPart(dimension: Dimension, range: { start?: Uint8Array; end?: Uint8Array } = {}): Promise<Uint8Array> {
+    checkDimension(dimension);
+    return (await this.call('chunkListPart', [dimension, range.start, range.end])) as Uint8Array;
+  }
+
+  /** Joins `chunkListPart`'s parts (of this world as it is now, from this engine or another
+   * on the same files, ranges that together cover every key) into the list
+   * `chunkList(dimension, { reliefSamples: true })` gives, and keeps their samples as it
+   * does. Parts given in key order keep the samples exactly as one pass lays them out. */
+  async joinChunkParts(dimension: Dimension, parts: Uint8Array[]): Promise<Int32Array> {
+    checkDimension(dimension);
+    if (!Array.isArray(parts) || !parts.every((p) => p instanceof Uint8Array)) throw invalidArgument('parts must be an array of Uint8Array');
+    const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      all.set(p, at);
+      at += p.length;
+    }
+    return (await this.call('joinChunkParts', [dimension, all], [all.buffer])) as Int32Array;
   }
 
   /** Bytes that identify the world's database contents (the last sequence, every live table's

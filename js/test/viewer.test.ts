@@ -806,7 +806,8 @@ describe('world viewer in Chromium', () => {
       const times = await page.evaluate(() => (window as unknown as { strataViewer: { mapTimes(): Record<string, number> } }).strataViewer.mapTimes());
       expect(times.firstPicture).toBeLessThanOrEqual(times.mapDrawn!);
       const decoded = await page.evaluate(() => (window as unknown as { strataViewer: { decodeStats(): Promise<unknown> } }).strataViewer.decodeStats());
-      console.log(`160,000-chunk world, decode workers after the open: ${JSON.stringify(decoded)}`);
+      const pass = await page.evaluate(() => (window as unknown as { strataViewer: { lastPass(): unknown } }).strataViewer.lastPass());
+      console.log(`160,000-chunk world, decode workers after the open: ${JSON.stringify(decoded)}; the chunk index pass shared: ${JSON.stringify(pass)}`);
       // The page's map (drawn from the relief samples of its chunk index pass) is the image
       // the Node API drew by reading every chunk, pixel for pixel.
       expect(await shownBase()).toEqual({ width: relief.width, height: relief.height, fnv: fnv(relief.rgba) });

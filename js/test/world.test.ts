@@ -233,6 +233,41 @@ describe('Bedrock worlds through World', () => {
     }
   });
 
+  test('two engines on the same world share the chunk index pass: ranges between split keys, joined in key order, are one pass\'s list and samples, byte for byte', async () => {
+    const dir = path.join(worldsDir, 'amulet_1_18_vanilla');
+    const [page, helper, alone] = [await openWorld(dir), await openWorld(dir), await openWorld(dir)];
+    try {
+      const whole = await alone.chunkList(0, { reliefSamples: true });
+      const packed = (await alone.reliefSamples(0))!;
+      const map = await alone.map({ dimension: 0, pixelsPerChunk: 4 });
+      // Above the world's table bytes: nothing to share. Parts out of range: refused.
+      expect(await page.chunkSplitKeys(4, 2 ** 40)).toEqual([]);
+      await expect(page.chunkSplitKeys(1)).rejects.toMatchObject({ code: 'LEVEL_INVALID_ARGUMENT' });
+      const keys = await page.chunkSplitKeys(6);
+      expect(keys.length).toBe(5);
+      expect(keys.every((k, i) => k.length === 8 && (i === 0 || Buffer.compare(Buffer.from(keys[i - 1]!), Buffer.from(k)) < 0))).toBe(true);
+      const ranges = [undefined, ...keys].map((start, i) => ({ start, end: keys[i] }));
+      // Alternate ranges on each engine, as the viewer's page and map helper take them.
+      const parts = await Promise.all(ranges.map((r, i) => (i % 2 === 0 ? page : helper).chunkListPart(0, r)));
+      // Each range holds some of the chunks, and none is in two.
+      const counts = parts.map((p) => Buffer.from(p).readUInt32LE(8));
+      expect(counts.reduce((a, b) => a + b, 0)).toBe(whole.length / 2);
+      expect(counts.every((c) => c > 0)).toBe(true);
+      expect(await helper.reliefSamples(0)).toBeUndefined(); // a part keeps nothing
+      const joined = await page.joinChunkParts(0, parts);
+      expect(Buffer.from(joined.buffer, joined.byteOffset, joined.byteLength).equals(Buffer.from(whole.buffer, whole.byteOffset, whole.byteLength))).toBe(true);
+      expect(Buffer.from((await page.reliefSamples(0))!).equals(Buffer.from(packed))).toBe(true);
+      const shared = await page.map({ dimension: 0, pixelsPerChunk: 4 });
+      expect(Buffer.from(shared.rgba).equals(Buffer.from(map.rgba))).toBe(true);
+      // Parts of another dimension, a part cut short, or no part: refused.
+      await expect(page.joinChunkParts(1, parts)).rejects.toMatchObject({ code: 'LEVEL_INVALID_ARGUMENT' });
+      await expect(page.joinChunkParts(0, [parts[0]!.subarray(1)])).rejects.toMatchObject({ code: 'LEVEL_INVALID_ARGUMENT' });
+      await expect(page.joinChunkParts(0, [])).rejects.toMatchObject({ code: 'LEVEL_INVALID_ARGUMENT' });
+    } finally {
+      await Promise.all([page.close(), helper.close(), alone.close()]);
+    }
+  });
+
   test('level.dat fields and NBT values', async () => {
     const w = await openWorld(path.join(worldsDir, 'amulet_1_16'));
     try {

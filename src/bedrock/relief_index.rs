@@ -135,8 +135,96 @@ impl ReliefIndex {
     /// chunks out of order, a sample range outside the samples, unknown flags, an earlier
     /// format) are an error.
     pub fn unpack(bytes: &[u8], sequence: u64) -> Result<ReliefIndex> {
+        let mut at = 0;
+        let index = ReliefIndex::unpack_at(bytes, &mut at, sequence)?;
+        if at != bytes.len() {
+            return Err(Error::invalid_argument("relief samples: trailing bytes"));
+        }
+        Ok(index)
+    }
+
+    /// Reads the packed parts of one dimension's index laid end to end (each `pack`'s bytes
+    /// of a `ReliefPass::with_range` pass, the ranges disjoint, in any order) and joins them
+    /// (`join`). No part at all, a part of another dimension, or any part not well formed is
+    /// an error.
+    pub fn unpack_parts(bytes: &[u8], dimension: i32, sequence: u64) -> Result<ReliefIndex> {
+        let mut at = 0;
+        let mut parts = Vec::new();
+        while at < bytes.len() {
+            let part = ReliefIndex::unpack_at(bytes, &mut at, sequence)?;
+            if part.dimension != dimension {
+                return Err(Error::invalid_argument(format!(
+                    "relief samples: a part of dimension {} where {dimension} was asked for",
+                    part.dimension
+                )));
+            }
+            parts.push(part);
+        }
+        if parts.is_empty() {
+            return Err(Error::invalid_argument("relief samples: no part"));
+        }
+        Ok(ReliefIndex::join(dimension, sequence, parts))
+    }
+
+    /// One index made of the indexes of passes over disjoint key ranges of the same database
+    /// state (`ReliefPass::with_range`): the chunks of all, ascending. A chunk found in two
+    /// parts (ranges not split at a chunk's key prefix, which `chunk_split_keys` never gives)
+    /// keeps no samples, as a chunk met twice in one pass: the map reads it.
+    pub fn join(dimension: i32, sequence: u64, parts: Vec<ReliefIndex>) -> ReliefIndex {
+        let total: usize = parts.iter().map(|p| p.chunks.len()).sum();
+        // (chunk, part, row in part), sorted: each part is ascending already, so the sort
+        // meets runs it merges.
+        let mut rows: Vec<((i32, i32), u32, u32)> = Vec::with_capacity(total);
+        for (p, part) in parts.iter().enumerate() {
+            rows.extend(
+                part.chunks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &c)| (c, p as u32, i as u32)),
+            );
+        }
+        rows.sort_unstable();
+        // Where each part's samples start in the joined samples.
+        let mut base = Vec::with_capacity(parts.len());
+        let mut samples = Vec::with_capacity(parts.iter().map(|p| p.samples.len()).sum());
+        for part in &parts {
+            base.push(samples.len() as u32);
+            samples.extend_from_slice(&part.samples);
+        }
+        let mut index = ReliefIndex {
+            dimension,
+            sequence,
+            chunks: Vec::with_capacity(total),
+            at: Vec::with_capacity(total),
+            data3d: Vec::with_capacity(total),
+            samples,
+        };
+        let mut i = 0;
+        while i < rows.len() {
+            let (c, p, r) = rows[i];
+            let mut j = i + 1;
+            while j < rows.len() && rows[j].0 == c {
+                j += 1;
+            }
+            let part = &parts[p as usize];
+            let at = part.at[r as usize];
+            let once = j - i == 1 && at != u32::MAX;
+            index.chunks.push(c);
+            index.at.push(if once {
+                base[p as usize] + at
+            } else {
+                u32::MAX
+            });
+            index.data3d.push(once && part.data3d[r as usize]);
+            i = j;
+        }
+        index
+    }
+
+    /// Reads one packed index at `*at`, leaving `*at` past it.
+    fn unpack_at(bytes: &[u8], cursor: &mut usize, sequence: u64) -> Result<ReliefIndex> {
         let bad = |why: &str| Error::invalid_argument(format!("relief samples: {why}"));
-        let mut at = 0usize;
+        let mut at = *cursor;
         let mut take = |n: usize| -> Result<&[u8]> {
             let s = bytes
                 .get(at..at.checked_add(n).ok_or_else(|| bad("cut short"))?)
@@ -171,9 +259,7 @@ impl ReliefIndex {
         }
         let count = u32_of(take(4)?) as usize;
         let raw = take(count.checked_mul(3).ok_or_else(|| bad("cut short"))?)?;
-        if at != bytes.len() {
-            return Err(bad("trailing bytes"));
-        }
+        *cursor = at;
         if firsts
             .iter()
             .any(|&f| f != u32::MAX && (f as usize).saturating_add(SAMPLES_PER_CHUNK) > count)
@@ -272,6 +358,8 @@ pub struct ReliefPass {
     dimension: i32,
     sequence: u64,
     it: crate::db::DbIter,
+    /// The first user key past the pass's range (none: to the last key).
+    end: Option<Vec<u8>>,
     met: Vec<Met>,
     /// Samples stay in the order met (`at` points into them): no copy when sorting.
     samples: Vec<ReliefSample>,
@@ -279,16 +367,33 @@ pub struct ReliefPass {
 
 impl ReliefPass {
     pub fn new(db: &Db, dimension: i32) -> ReliefPass {
+        ReliefPass::with_range(db, dimension, None, None)
+    }
+
+    /// A pass over the user keys in `[start, end)` only (none: from the first, to the last):
+    /// its index holds the chunks whose keys lie there. Passes over the ranges between
+    /// `chunk_split_keys` find every chunk's records on one side, so their indexes `join` into
+    /// the whole pass's, which is how engines on several cores share the pass.
+    pub fn with_range(
+        db: &Db,
+        dimension: i32,
+        start: Option<&[u8]>,
+        end: Option<Vec<u8>>,
+    ) -> ReliefPass {
         let sequence = db.last_sequence();
         let mut options = scan_options();
         // Decode workers may hand back only the records this pass reads.
         options.lend_filter = Some(CHUNK_INDEX_FILTER);
         let mut it = db.iter(&options);
-        it.seek_to_first();
+        match start {
+            Some(k) => it.seek(k),
+            None => it.seek_to_first(),
+        }
         ReliefPass {
             dimension,
             sequence,
             it,
+            end,
             met: Vec::new(),
             samples: Vec::new(),
         }
@@ -304,6 +409,9 @@ impl ReliefPass {
                 return Ok(false);
             }
             let k = it.key();
+            if self.end.as_deref().is_some_and(|end| k >= end) {
+                break;
+            }
             bytes = bytes.saturating_add(k.len() + it.value().len() + 16);
             // Version and surface records only; every other key is passed over unparsed.
             if chunk_index_record(k) {
@@ -372,6 +480,79 @@ impl ReliefPass {
     }
 }
 
+/// Up to `parts - 1` ascending 8-byte user keys that cut the database's table bytes into
+/// about `parts` equal ranges, for passes on several engines (`ReliefPass::with_range`). Every
+/// key of a chunk starts with the chunk's 8 bytes (x, z), so any 8-byte key leaves each
+/// chunk's records on one side. The cut is an estimate from the live tables' key ranges and
+/// sizes alone (no table is opened: in a browser, opening the 160,000-chunk world's 60 tables
+/// to read their index blocks took 0.2 s before either engine could start): each table's
+/// bytes are spread evenly over its range, read as the big-endian number of its keys' first
+/// 8 bytes. A chunk key's first byte is the low byte of its x, so a world's chunks spread
+/// over that range, and tables of a large world each hold a narrow part of it. None when
+/// there is nothing to share (fewer than `min_bytes` of tables).
+pub fn chunk_split_keys(db: &Db, parts: usize, min_bytes: u64) -> Vec<[u8; 8]> {
+    let version = db.version();
+    let prefix = |ikey: &[u8]| -> f64 {
+        let user = crate::key::extract_user_key(ikey);
+        let mut b = [0u8; 8];
+        let n = user.len().min(8);
+        b[..n].copy_from_slice(&user[..n]);
+        u64::from_be_bytes(b) as f64
+    };
+    // (first, last, bytes) per table.
+    let tables: Vec<(f64, f64, f64)> = version
+        .files
+        .iter()
+        .flatten()
+        .map(|f| (prefix(&f.smallest), prefix(&f.largest), f.file_size as f64))
+        .collect();
+    let total: f64 = tables.iter().map(|t| t.2).sum();
+    if parts < 2 || tables.is_empty() || total < min_bytes as f64 {
+        return Vec::new();
+    }
+    // The table bytes below p (a table of one prefix counts whole from it).
+    let below = |p: f64| -> f64 {
+        tables
+            .iter()
+            .map(|&(lo, hi, bytes)| {
+                if p < lo {
+                    0.0
+                } else if p >= hi {
+                    bytes
+                } else {
+                    bytes * (p - lo) / (hi - lo)
+                }
+            })
+            .sum()
+    };
+    let mut points: Vec<f64> = tables.iter().flat_map(|t| [t.0, t.1]).collect();
+    points.sort_by(f64::total_cmp);
+    points.dedup();
+    let cdf: Vec<f64> = points.iter().map(|&p| below(p)).collect();
+    let mut keys: Vec<[u8; 8]> = Vec::with_capacity(parts - 1);
+    for k in 1..parts {
+        let target = total * k as f64 / parts as f64;
+        // The first point with at least `target` below it; the cut lies between it and the
+        // point before, where the bytes below reach `target`.
+        let i = cdf.partition_point(|&c| c < target);
+        let at = match i {
+            0 => points[0],
+            i if i >= points.len() => points[points.len() - 1],
+            i => {
+                let (p0, p1, c0, c1) = (points[i - 1], points[i], cdf[i - 1], cdf[i]);
+                p0 + (p1 - p0) * ((target - c0) / (c1 - c0)).clamp(0.0, 1.0)
+            }
+        };
+        // Saturating: a cut past u64's range is its last key.
+        let key = (at as u64).to_be_bytes();
+        // Ascending, and no empty first range (a cut at 0 cuts nothing).
+        if key != [0u8; 8] && keys.last().is_none_or(|last| *last < key) {
+            keys.push(key);
+        }
+    }
+    keys
+}
+
 /// Whether a user key is one the pass reads: a chunk's Version or surface record.
 fn chunk_index_record(key: &[u8]) -> bool {
     matches!(
@@ -424,6 +605,30 @@ mod tests {
             [true, false]
         );
         assert_eq!(back.pack(), i.pack());
+    }
+
+    #[test]
+    fn a_chunk_in_two_parts_keeps_no_samples() {
+        // Parts as passes over overlapping ranges would give them: (2, -9) in both.
+        let a = index();
+        let sample = |h: i16| ReliefSample::new(h, 200);
+        let b = ReliefIndex {
+            dimension: 1,
+            sequence: 3,
+            chunks: vec![(2, -9), (7, 7)],
+            at: vec![0, 16],
+            data3d: vec![true, true],
+            samples: (0..32).map(sample).collect(),
+        };
+        let mut packed = b.pack();
+        packed.extend_from_slice(&a.pack());
+        let j = ReliefIndex::unpack_parts(&packed, 1, 9).unwrap();
+        assert_eq!(j.chunks, [(-5, 3), (-5, 4), (2, -9), (7, 7)]);
+        assert_eq!((j.sequence, j.sampled()), (9, 2));
+        assert_eq!(j.samples(2, -9), None);
+        assert_eq!(j.samples(-5, 3), a.samples(-5, 3));
+        assert_eq!(j.samples(7, 7), b.samples(7, 7));
+        assert!(j.chunk(-5, 3).unwrap().data3d && j.chunk(7, 7).unwrap().data3d);
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::bedrock::map::{render_map, surface_tile, MapLayer, MapOptions};
 use crate::bedrock::mcworld::{self, ImportLimits};
 use crate::bedrock::nbt::{self, Tag};
 use crate::bedrock::nbt_edit;
-use crate::bedrock::relief_index::{relief_index, ReliefIndex, ReliefPass};
+use crate::bedrock::relief_index::{chunk_split_keys, relief_index, ReliefIndex, ReliefPass};
 use crate::bedrock::{db_dir_of, LevelDat};
 use crate::error::Error;
 use crate::storage::js_host::StorageHost;
@@ -187,6 +187,54 @@ impl Database {
             return Ok(list.into_iter().flat_map(|(x, z)| [x, z]).collect());
         }
         let index = relief_index(db, dimension).map_err(js_err)?;
+        let flat = index.chunks.iter().flat_map(|&(x, z)| [x, z]).collect();
+        *self.relief.borrow_mut() = Some(Arc::new(index));
+        Ok(flat)
+    }
+
+    /// Keys that cut the database into about `parts` ranges of equal table bytes, 8 bytes
+    /// each, laid end to end, ascending (`relief_index::chunk_split_keys`): passes over the
+    /// ranges (`chunkListPart`) on several engines share the chunk index's pass. Empty when
+    /// the tables hold fewer than `min_bytes` (one pass is as quick).
+    #[wasm_bindgen(js_name = chunkSplitKeys)]
+    pub fn chunk_split_keys(&self, parts: u32, min_bytes: f64) -> Result<Vec<u8>, JsValue> {
+        let db = self.db()?;
+        let min = if min_bytes.is_finite() && min_bytes > 0.0 {
+            min_bytes as u64
+        } else {
+            0
+        };
+        Ok(chunk_split_keys(db, parts.min(1024) as usize, min).concat())
+    }
+
+    /// `chunkList(dimension, true)` over the user keys in `[start, end)` only (absent: from
+    /// the first, to the last), its index packed (`ReliefIndex::pack`: the chunks whose keys
+    /// lie there, with their samples); nothing is kept. Another engine on the same world's
+    /// files may take the other ranges; `joinChunkParts` puts the parts together.
+    #[wasm_bindgen(js_name = chunkListPart)]
+    pub fn chunk_list_part(
+        &self,
+        dimension: i32,
+        start: Option<Vec<u8>>,
+        end: Option<Vec<u8>>,
+    ) -> Result<Vec<u8>, JsValue> {
+        check_dimension(dimension)?;
+        let db = self.db()?;
+        let mut pass = ReliefPass::with_range(db, dimension, start.as_deref(), end);
+        while !pass.step(usize::MAX).map_err(js_err)? {}
+        Ok(pass.finish().pack())
+    }
+
+    /// Joins the packed parts of `chunkListPart` (of this world's contents as they are now:
+    /// the caller's word, as for `setReliefSamples`), laid end to end, into the chunk list
+    /// `chunkList(dimension, true)` gives, and keeps their samples as it does. Parts of
+    /// another dimension, none, or bytes that are not packed parts are an error.
+    #[wasm_bindgen(js_name = joinChunkParts)]
+    pub fn join_chunk_parts(&self, dimension: i32, parts: &[u8]) -> Result<Vec<i32>, JsValue> {
+        check_dimension(dimension)?;
+        let db = self.db()?;
+        let index =
+            ReliefIndex::unpack_parts(parts, dimension, db.last_sequence()).map_err(js_err)?;
         let flat = index.chunks.iter().flat_map(|&(x, z)| [x, z]).collect();
         *self.relief.borrow_mut() = Some(Arc::new(index));
         Ok(flat)

@@ -41,6 +41,7 @@ import { cachedChunks, identityOf, keepChunks, warmUp } from './chunk-index/cach
 import { boundsOf, chunkCount, type ChunkList } from './chunk-index/chunk-list.js';
 import { ChunkSet } from './chunk-index/chunk-set.js';
 import { helperCount, MapHelpers } from './map-helpers/pool.js';
+import { sharedChunkPass, type SharedPass } from './chunk-index/shared-pass.js';
 import { KeyBrowser } from './keys.js';
 import type { DetailSource } from './map-detail.js';
 import { MapView, type Marker } from './map-view.js';
@@ -74,6 +75,12 @@ let helpersFor: World | undefined;
 function helpersNow(): MapHelpers | undefined {
   return helpers && helpersFor === world ? helpers : undefined;
 }
+/** Map helpers being opened for a world, from the world's open on (they share its chunk index
+ * pass: chunk-index/shared-pass.ts), with how many were asked for. */
+let helpersOpening: { world: World; pool: Promise<MapHelpers | undefined>; count: number } | undefined;
+/** Tests: how the last chunk index pass of the world shown was shared (undefined: passed
+ * whole by the page's engine, or not passed). */
+let lastPass: Omit<SharedPass, 'chunks'> | undefined;
 /** Where the open world came from, so that the first edit can reopen it writable on a copy. */
 type Source =
   | { kind: 'bytes'; bytes: Uint8Array }
@@ -123,6 +130,7 @@ function cancelWork(): void {
   terminateWorker(`cancelled ${w.what}`);
   helpers?.close();
   helpers = undefined;
+  helpersOpening = undefined;
   lastCancel = performance.now();
   world = undefined;
   summary = undefined;
@@ -298,6 +306,7 @@ async function closeWorld(): Promise<void> {
   world = undefined;
   helpers?.close();
   helpers = undefined;
+  helpersOpening = undefined;
   summary = undefined;
   if (w) await w.close().catch(() => {});
 }
@@ -360,7 +369,9 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
   }
   world = w;
   chunkIndex = undefined; // an open (or a reopen after an edit) reads the index afresh
+  lastPass = undefined;
   const src = source;
+  startHelpers(gen, w, src);
   // Chunk indexes are kept once the first map is drawn (or this open ends otherwise).
   const releaseKeeps = holdKeeps();
   try {
@@ -444,40 +455,50 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     if (mapMessage !== undefined) say(mapMessage);
     mark('ready');
     if (mapsDrawing === 0) setState('ready');
-    // Once the page is ready (so that they slow neither the first picture nor the figures),
-    // map helpers open the world's files on the spare cores: the next maps (another layer or
-    // dimension), detail and close-up tiles are drawn by them and this engine together.
-    // `?helpers=N` sets their number (0: none; default: the spare cores, helperCount()). A
-    // world in OPFS is shared as `File` snapshots of its pool (opfsFiles: no handle, no lock,
-    // while this page's engine holds it read-only); one in IndexedDB is not shared.
-    const asked = helperOverride ?? new URLSearchParams(location.search).get('helpers');
-    const count = asked === null ? helperCount() : Math.max(0, Math.min(8, Math.trunc(Number(asked)) || 0));
-    const shared =
-      count === 0
-        ? undefined
-        : src?.kind === 'files' || src?.kind === 'zip'
-          ? Promise.resolve({ files: src.files as ReadonlyArray<{ path: string; file: Blob }>, root: src.root })
-          : // Snapshots only of a world nothing writes: an edited copy (writable) changes
-            // under them (saves, compactions).
-            src?.kind === 'opfs' && !w.writable && (await defaultStorage()) === 'opfs'
-            ? opfsFiles(src.location).then((files) => ({ files, root: src.location }))
-            : undefined;
-    if (shared) {
-      void shared.then((s) => MapHelpers.open(s.files, s.root, count)).then(
-        (pool) => {
-          if (gen === generation && w === world) {
-            [helpers, helpersFor] = [pool, w];
-            mapView.detail.concurrency = 1 + pool.size;
-          } else pool.close();
-        },
-        (e: unknown) => console.warn('map helpers unavailable; maps are drawn by the page engine alone:', e),
-      );
-    }
   } catch (e) {
     if (gen === generation) showError(describe(e, label));
   } finally {
     releaseKeeps();
   }
+}
+
+/** Opens map helpers on the world just opened, from its open on: they take ranges of its
+ * chunk index pass (the first picture waits on that pass), then draw the next maps (another
+ * layer or dimension), detail and close-up tiles with the page's engine. `?helpers=N` sets
+ * their number (0: none; default: the spare cores, helperCount()). A world in OPFS is shared
+ * as `File` snapshots of its pool (opfsFiles: no handle, no lock, while this page's engine
+ * holds it read-only); one in IndexedDB, or an edited copy (writable: saves and compactions
+ * change it under them), is not shared. */
+function startHelpers(gen: number, w: World, src: Source | undefined): void {
+  const asked = helperOverride ?? new URLSearchParams(location.search).get('helpers');
+  const count = asked === null ? helperCount() : Math.max(0, Math.min(8, Math.trunc(Number(asked)) || 0));
+  if (count === 0) return;
+  const shared =
+    src?.kind === 'files' || src?.kind === 'zip'
+      ? Promise.resolve({ files: src.files as ReadonlyArray<{ path: string; file: Blob }>, root: src.root })
+      : src?.kind === 'opfs' && !w.writable
+        ? defaultStorage().then((kind) => (kind === 'opfs' ? opfsFiles(src.location).then((files) => ({ files, root: src.location })) : undefined))
+        : undefined;
+  if (!shared) return;
+  const pool = shared
+    .then((s) => (s ? MapHelpers.open(s.files, s.root, count) : undefined))
+    .then(
+      (p) => {
+        if (!p) return undefined;
+        if (gen === generation && w === world) {
+          [helpers, helpersFor] = [p, w];
+          mapView.detail.concurrency = 1 + p.size;
+          return p;
+        }
+        p.close();
+        return undefined;
+      },
+      (e: unknown) => {
+        console.warn('map helpers unavailable; maps are drawn by the page engine alone:', e);
+        return undefined;
+      },
+    );
+  helpersOpening = { world: w, pool, count };
 }
 
 async function showMap(gen = generation): Promise<void> {
@@ -553,7 +574,12 @@ async function indexDimension(index: NonNullable<typeof chunkIndex>, w: World, d
     if (kept.relief) await w.setReliefSamples(kept.relief).catch(() => undefined);
     return kept.chunks;
   }
-  const chunks = await w.chunkList(dimension, { reliefSamples: true });
+  // Shared with the map helpers opening beside the page's engine where there are any, and
+  // the world is large enough to gain; else passed whole (with decode workers, if any).
+  const opening = helpersOpening?.world === w ? helpersOpening : undefined;
+  const shared = opening ? await sharedChunkPass(w, dimension, opening.pool, 1 + opening.count) : undefined;
+  if (chunkIndex === index) lastPass = shared && { ranges: shared.ranges, byHelpers: shared.byHelpers, timeline: shared.timeline };
+  const chunks = shared?.chunks ?? (await w.chunkList(dimension, { reliefSamples: true }));
   // Kept only if the world did not change during the pass (its identity, read again, is the
   // same), so a list is never kept under the identity of another state of the world. Not for
   // a writable copy: each edit gives it another identity, and reopened later (read-only) it
@@ -1293,6 +1319,9 @@ document.addEventListener('drop', (ev) => {
   mapPaints: () => mapPaints,
   /** Engine calls (bands) the last map was drawn in. */
   mapBands: () => mapBands,
+  /** How the last chunk index pass of the world shown was shared: ranges, and those map
+   * helpers passed (undefined: passed whole, or the index was kept). */
+  lastPass: () => lastPass,
   /** Calls map helpers answered (bands and tiles), and helpers running. */
   mapHelpers: () => ({ calls: helpersNow()?.stats.calls ?? 0, helpers: helpersNow()?.size ?? 0, bandsAtLastMap: mapHelperBands }),
   /** RGBA of the base map (the whole dimension at the map's pixels per chunk). */

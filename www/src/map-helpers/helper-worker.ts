@@ -1,9 +1,11 @@
 // A map helper: a page worker with its own engine (strata-level's, run inline in this worker)
 // reading the same world's files as the page's engine (a picked folder, an unpacked
 // `.mcworld`, snapshots of a world in OPFS), read-only. It draws map bands
-// and block tiles, so that a map is drawn on several cores (pool.ts). Messages in: {id, op: 'open', files, root},
-// {id, op: 'map', options}, {id, op: 'tiles', dimension, chunks}; out: {id, ok, value} or
-// {id, ok: false, error: {code, message}}. A map's RGBA buffer is transferred, not copied.
+// and block tiles, and takes ranges of the chunk index's pass, so that a map is drawn on
+// several cores (pool.ts). Messages in: {id, op: 'open', files, root}, {id, op: 'map',
+// options}, {id, op: 'tiles', dimension, chunks}, {id, op: 'chunkPart', dimension, start,
+// end}; out: {id, ok, value} or {id, ok: false, error: {code, message}}. A map's RGBA buffer
+// and a chunk part's bytes are transferred, not copied.
 //
 // Invariant: answers in the order asked (one call at a time: the engine is synchronous).
 
@@ -12,7 +14,8 @@ import { openWorld, type World } from 'strata-level/browser';
 type Msg =
   | { id: number; op: 'open'; files: Array<{ path: string; file: Blob }>; root: string }
   | { id: number; op: 'map'; options: Parameters<World['map']>[0] }
-  | { id: number; op: 'tiles'; dimension: 0 | 1 | 2; chunks: Array<[number, number]> };
+  | { id: number; op: 'tiles'; dimension: 0 | 1 | 2; chunks: Array<[number, number]> }
+  | { id: number; op: 'chunkPart'; dimension: 0 | 1 | 2; start?: Uint8Array; end?: Uint8Array };
 
 const scope = self as unknown as {
   onmessage: ((ev: MessageEvent<Msg>) => void) | null;
@@ -42,6 +45,10 @@ async function run(m: Msg): Promise<{ value: unknown; transfer: Transferable[] }
   if (m.op === 'map') {
     const image = await world.map(m.options);
     return { value: image, transfer: [image.rgba.buffer as ArrayBuffer] };
+  }
+  if (m.op === 'chunkPart') {
+    const part = await world.chunkListPart(m.dimension, { start: m.start, end: m.end });
+    return { value: part, transfer: [part.buffer as ArrayBuffer] };
   }
   const tiles = await world.surfaceTiles(m.dimension, m.chunks);
   return { value: tiles, transfer: [] };

@@ -116,6 +116,14 @@ export class MapHelpers {
     return v;
   }
 
+  /** A range of the chunk index's pass (World.chunkListPart), on the helper with the fewest
+   * calls in flight. */
+  async chunkPart(dimension: 0 | 1 | 2, range: { start?: Uint8Array; end?: Uint8Array }): Promise<Uint8Array> {
+    const v = (await this.call(this.least(), { op: 'chunkPart', dimension, start: range.start, end: range.end })) as Uint8Array;
+    this.stats.calls += 1;
+    return v;
+  }
+
   async surfaceTiles(dimension: 0 | 1 | 2, chunks: Array<[number, number]>): Promise<Map<string, Uint8Array>> {
     const v = (await this.call(this.least(), { op: 'tiles', dimension, chunks })) as Map<string, Uint8Array>;
     this.stats.calls += 1;
