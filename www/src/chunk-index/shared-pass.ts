@@ -40,17 +40,19 @@ export interface SharedPass {
 
 /** The chunk index of `dimension` with relief samples, its pass shared with the helpers
  * `takers` resolves to (`engines` is how many engines are expected in all, to cut the
- * ranges); undefined when the world is too small to share (the caller passes it whole). */
+ * ranges); undefined when the world's tables hold fewer than `minBytes` (the caller passes it
+ * whole). */
 export async function sharedChunkPass(
   w: World,
   dimension: 0 | 1 | 2,
   takers: Promise<PartTakers | undefined>,
   engines: number,
+  minBytes = MIN_SHARED_BYTES,
 ): Promise<SharedPass | undefined> {
   const t0 = performance.now();
   const ms = (): number => Math.round(performance.now() - t0);
   const timeline: SharedPass['timeline'] = [];
-  const keys = await w.chunkSplitKeys(Math.max(2, engines * RANGES_PER_ENGINE), MIN_SHARED_BYTES);
+  const keys = await w.chunkSplitKeys(Math.max(2, engines * RANGES_PER_ENGINE), minBytes);
   if (keys.length === 0) return undefined;
   const ranges = [undefined, ...keys].map((start, i) => ({ start, end: keys[i] }));
   const parts: Array<Uint8Array | undefined> = ranges.map(() => undefined);

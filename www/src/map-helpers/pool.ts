@@ -1,10 +1,10 @@
 // Map helpers (helper-worker.ts): one page worker per spare core, each with its own engine on
 // the world's files (a picked folder, a `.mcworld` unpacked into `File`s, or `File` snapshots
 // of a world in OPFS: strata-level's opfsFiles), drawing map bands, detail and block tiles in
-// parallel with the page's engine. They open once the page is ready (so that they slow neither
-// the first picture nor the world's figures on a machine with few cores) and serve the maps
-// drawn after: another layer or dimension, tiles. A `File` can be read by any worker; a world
-// in IndexedDB cannot be shared this way (one engine holds the store's lock).
+// parallel with the page's engine. They open with the world and take ranges of its chunk
+// index pass (chunk-index/shared-pass.ts: the first picture waits on that pass), then serve the
+// maps drawn after: another layer or dimension, tiles. A `File` can be read by any worker; a
+// world in IndexedDB cannot be shared this way (one engine holds the store's lock).
 //
 // Invariants: a call goes to the helper with the fewest calls in flight; a helper that fails
 // (its worker died, its open failed) is dropped and its calls reject, so the caller can redo

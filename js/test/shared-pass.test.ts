@@ -1,0 +1,161 @@
+// The viewer's shared chunk index pass (www/src/chunk-index/shared-pass.ts) with the package's
+// Node engine as the page's and other engines on the same world as map helpers, their calls
+// held and released by the test so that each interleaving is forced, not left to timing: a
+// helper that opens after the pass, one that never opens, one whose call fails while the
+// page's engine waits with no range left, two helpers taking ranges in turn. Every way, the
+// list and the samples are one whole pass's, byte for byte, and every range is joined once.
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+
+import { openWorld, type World } from '../dist/node.js';
+import { sharedChunkPass, type PartTakers } from '../../www/src/chunk-index/shared-pass.js';
+import { cliPath, repoRoot, tempDir } from './helpers.js';
+
+const releaseCli = process.env.STRATA_CLI ?? (fs.existsSync(path.join(repoRoot, 'target/release/strata')) ? path.join(repoRoot, 'target/release/strata') : cliPath);
+
+/** A promise and its resolvers. */
+function gate<T = void>(): { promise: Promise<T>; resolve(v: T): void; reject(e: unknown): void } {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+}
+
+/** A helper over `w` whose calls wait, each, for the test to let them go (`next()` gives the
+ * next call asked for; `release(call, ok)` lets it run, or fail). */
+class HeldHelper implements PartTakers {
+  readonly size = 1;
+  readonly asked: Array<{ range: { start?: Uint8Array; end?: Uint8Array }; go: ReturnType<typeof gate<boolean>> }> = [];
+  private waiting: Array<() => void> = [];
+  constructor(private readonly w: World) {}
+
+  async chunkPart(dimension: 0 | 1 | 2, range: { start?: Uint8Array; end?: Uint8Array }): Promise<Uint8Array> {
+    const go = gate<boolean>();
+    this.asked.push({ range, go });
+    for (const wake of this.waiting.splice(0)) wake();
+    if (!(await go.promise)) throw new Error('the helper died');
+    return this.w.chunkListPart(dimension, range);
+  }
+
+  /** Resolves once the helper has been asked for call number `n` (from 0). */
+  async asking(n: number): Promise<void> {
+    while (this.asked.length <= n) await new Promise<void>((r) => this.waiting.push(r));
+  }
+}
+
+describe('the chunk index pass shared between engines', () => {
+  let dir: string;
+  let whole: Int32Array;
+  let samples: Uint8Array;
+  let page: World;
+  let other: World;
+  beforeAll(async () => {
+    dir = path.join(tempDir('shared-pass'), 'world');
+    execFileSync(releaseCli, ['gen-world', dir, '--chunks-x', '50', '--chunks-z', '40', '--seed', '5']);
+    const alone = await openWorld(dir);
+    whole = await alone.chunkList(0, { reliefSamples: true });
+    samples = (await alone.reliefSamples(0))!;
+    await alone.close();
+    [page, other] = [await openWorld(dir), await openWorld(dir)];
+  });
+  afterAll(async () => {
+    await Promise.all([page?.close(), other?.close()]);
+  });
+
+  /** The pass's list and the page engine's samples are the whole pass's. */
+  async function expectWhole(chunks: Int32Array): Promise<void> {
+    expect(chunks.length).toBe(2000 * 2);
+    expect(Buffer.from(chunks.buffer, chunks.byteOffset, chunks.byteLength).equals(Buffer.from(whole.buffer, whole.byteOffset, whole.byteLength))).toBe(true);
+    expect(Buffer.from((await page.reliefSamples(0))!).equals(Buffer.from(samples))).toBe(true);
+  }
+
+  test('too small to share: undefined (the caller passes it whole)', { timeout: 30_000 }, async () => {
+    expect(await sharedChunkPass(page, 0, Promise.resolve(undefined), 2)).toBeUndefined();
+  });
+
+  test('no helper opens (its open never settles): the page\'s engine passes every range, without waiting on it', { timeout: 30_000 }, async () => {
+    const pass = (await sharedChunkPass(page, 0, new Promise<PartTakers | undefined>(() => {}), 2, 0))!;
+    expect([pass.ranges, pass.byHelpers]).toEqual([8, 0]);
+    expect(pass.timeline.map((t) => t.range)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    await expectWhole(pass.chunks);
+  });
+
+  test('a helper opens after the page\'s engine took the first range: it takes ranges from then on; each range is joined once, in key order', { timeout: 30_000 }, async () => {
+    const opened = gate<PartTakers | undefined>();
+    const helper = new HeldHelper(other);
+    // The page's engine, telling when it starts its first range.
+    const started = gate();
+    const spy = {
+      chunkSplitKeys: (parts: number, min: number) => page.chunkSplitKeys(parts, min),
+      chunkListPart: (d: 0 | 1 | 2, r: { start?: Uint8Array; end?: Uint8Array }) => (started.resolve(), page.chunkListPart(d, r)),
+      joinChunkParts: (d: 0 | 1 | 2, parts: Uint8Array[]) => page.joinChunkParts(d, parts),
+    } as unknown as World;
+    const passing = sharedChunkPass(spy, 0, opened.promise, 2, 0);
+    // The page's engine has taken range 0 when the helper opens: the helper asks for a later
+    // one. Each call it asks for runs at once; the page's engine passes the others.
+    await started.promise;
+    opened.resolve(helper);
+    for (let n = 0; ; n++) {
+      const asked = await Promise.race([helper.asking(n).then(() => true), passing.then(() => false)]);
+      if (!asked) break;
+      if (n === 0) expect(helper.asked[0]!.range.start).toBeDefined();
+      helper.asked[n]!.go.resolve(true);
+    }
+    const pass = (await passing)!;
+    expect(pass.byHelpers).toBe(helper.asked.length);
+    expect(pass.byHelpers).toBeGreaterThanOrEqual(1);
+    expect(pass.timeline.find((t) => t.range === 0)!.by).toBe('page');
+    expect(pass.timeline.map((t) => t.range).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(pass.timeline.filter((t) => t.by === 'helper').length).toBe(pass.byHelpers);
+    await expectWhole(pass.chunks);
+  });
+
+  test('a helper\'s call fails while the page\'s engine has no range left to take: the page\'s engine passes that range itself', { timeout: 30_000 }, async () => {
+    const helper = new HeldHelper(other);
+    const passing = sharedChunkPass(page, 0, Promise.resolve(helper), 2, 0);
+    await helper.asking(0);
+    const held = helper.asked[0]!;
+    // The page's engine passes every other range meanwhile, then waits on the held call.
+    await new Promise((r) => setTimeout(r, 200));
+    let settled = false;
+    void passing.then(() => (settled = true));
+    expect(settled).toBe(false);
+    held.go.resolve(false); // the helper died: its range goes back, and it takes no more
+    const pass = (await passing)!;
+    expect(helper.asked.length).toBe(1);
+    expect([pass.ranges, pass.byHelpers]).toEqual([8, 0]);
+    expect(pass.timeline.map((t) => t.by)).toEqual(Array(8).fill('page'));
+    expect(pass.timeline.map((t) => t.range).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    await expectWhole(pass.chunks);
+  });
+
+  test('two helpers and the page\'s engine, helpers answering out of order: the parts are still joined in key order', { timeout: 30_000 }, async () => {
+    const [a, b] = [new HeldHelper(other), new HeldHelper(other)];
+    const both: PartTakers = {
+      size: 2,
+      // The pool gives each call to the helper with fewer in flight: here, alternately.
+      chunkPart: (d, r) => ((a.asked.length <= b.asked.length ? a : b) as HeldHelper).chunkPart(d, r),
+    };
+    const passing = sharedChunkPass(page, 0, Promise.resolve(both), 3, 0);
+    await a.asking(0);
+    await b.asking(0);
+    // b's range (later in key order) answers first, then a's; then all calls run freely.
+    b.asked[0]!.go.resolve(true);
+    await new Promise((r) => setTimeout(r, 50));
+    a.asked[0]!.go.resolve(true);
+    let done = false;
+    void passing.then(() => (done = true));
+    while (!done) {
+      for (const h of [a, b]) for (const c of h.asked) c.go.resolve(true);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const pass = (await passing)!;
+    expect(pass.ranges).toBe(12);
+    expect(pass.byHelpers).toBe(a.asked.length + b.asked.length);
+    expect(pass.timeline.map((t) => t.range).sort((x, y) => x - y)).toEqual([...Array(12).keys()]);
+    await expectWhole(pass.chunks);
+  });
+});
