@@ -5,7 +5,7 @@
 // picture, the map finished, a close-up screen of block tiles. Browser memory is the sum of
 // the proportional set size of Chromium's processes, sampled throughout.
 //
-//   node bench/map-browser.mjs WORLD_DIR [--layer relief] [--switch-layer surface] [--helpers N] [--json OUT.json]
+//   node bench/map-browser.mjs WORLD_DIR [--layer relief] [--switch-layer surface] [--helpers N] [--sample-ms 100] [--json OUT.json]
 // Env: STRATA_CHROMIUM (default /usr/bin/chromium).
 
 import { execFileSync } from 'node:child_process';
@@ -44,11 +44,21 @@ const context = await chromium.launchPersistentContext(profile, {
   args: CHROMIUM_ARGS,
 });
 const peak = { all: 0, renderer: 0 };
-const sampler = setInterval(() => {
-  const m = (chromiumPss(profile) ?? { all: 0, renderer: 0 });
-  peak.all = Math.max(peak.all, m.all);
-  peak.renderer = Math.max(peak.renderer, m.renderer);
-}, 100);
+// The memory sampler reads every Chromium process's smaps_rollup: its own cost (reported) is
+// CPU the page does not get on a 2-core machine. `--sample-ms 0` turns it off (no peak).
+const sampleMs = Number(opt('sample-ms', '100'));
+const samplerCost = { samples: 0, ms: 0 };
+const sampler =
+  sampleMs > 0
+    ? setInterval(() => {
+        const s0 = performance.now();
+        const m = (chromiumPss(profile) ?? { all: 0, renderer: 0 });
+        samplerCost.samples += 1;
+        samplerCost.ms += performance.now() - s0;
+        peak.all = Math.max(peak.all, m.all);
+        peak.renderer = Math.max(peak.renderer, m.renderer);
+      }, sampleMs)
+    : undefined;
 try {
   const page = await context.newPage();
   page.on('pageerror', (e) => console.error('page error:', e));
@@ -75,7 +85,10 @@ try {
   const log = await page.evaluate(() => window.__log);
   const times = await page.evaluate(() => window.strataViewer.mapTimes());
   for (const [t, what] of log) console.log(`${(t / 1000).toFixed(2).padStart(7)} s  ${String(what).slice(0, 140)}`);
+  const pass = await page.evaluate(() => window.strataViewer.lastPass());
   console.log(`milestones (ms from the open's start): ${JSON.stringify(times)}`);
+  console.log(`chunk index pass: ${pass ? `${pass.ranges} ranges, ${pass.byHelpers} by map helpers: ${pass.timeline.map((t) => `${t.range} ${t.by} ${t.start}-${t.end}`).join(', ')} ms` : 'whole, on the page\'s engine'}`);
+  console.log(`memory sampler: every ${sampleMs} ms, ${samplerCost.samples} samples took ${samplerCost.ms.toFixed(0)} ms of the test process until ready`);
   const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
   const after = (chromiumPss(profile) ?? { all: 0, renderer: 0 });
   console.log(
@@ -95,7 +108,7 @@ try {
     console.log(`close-up screens (zoom 6 px/block): ${JSON.stringify(closeUp)}`);
   }
   // Another layer once the page is ready: drawn by the page's engine and the map helpers
-  // (?helpers=N; they open the picked folder after the page is ready).
+  // (?helpers=N; they open the picked folder with the world).
   let switched;
   const switchTo = opt('switch-layer', undefined);
   if (switchTo) {
@@ -113,10 +126,10 @@ try {
     const chunks = Number(await page.getAttribute('#map', 'data-chunks'));
     const bands = await page.evaluate(() => window.strataViewer.mapBands());
     const browser = execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    fs.writeFileSync(out, JSON.stringify({ world: worldDir, layer, browser, chunks, bands, times, closeUp, switched, openToReadySeconds: total, pss: { idle, peakAtReady, peak, ready: after } }, null, 2));
+    fs.writeFileSync(out, JSON.stringify({ world: worldDir, layer, browser, chunks, bands, times, closeUp, switched, openToReadySeconds: total, pass, pss: { idle, peakAtReady, peak, ready: after }, sampler: { everyMs: sampleMs, ...samplerCost } }, null, 2));
   }
 } finally {
-  clearInterval(sampler);
+  if (sampler) clearInterval(sampler);
   await context.close();
   server.close();
 }
