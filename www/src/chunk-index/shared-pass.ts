@@ -23,9 +23,11 @@ export interface PartTakers {
  * 110 ms of the pass at 4 per engine on two). */
 export const RANGES_PER_ENGINE = 4;
 
-/** Below this many bytes of tables, one pass is quick enough (about 0.1 s) that sharing it
- * saves nothing. */
-export const MIN_SHARED_BYTES = 8 << 20;
+/** Below this many bytes of tables, one pass is quick enough that sharing it saves nothing: a
+ * helper opens 70-115 ms into the pass, and the largest shared world (16 MB of tables) was
+ * indexed in 229-270 ms whole against 268-302 ms shared (Chromium, two runs each); the
+ * 160,000-chunk world (47 MB) in 971-1,038 against 777-856. */
+export const MIN_SHARED_BYTES = 32 << 20;
 
 export interface SharedPass {
   /** The chunk list, as `chunkList(dimension, { reliefSamples: true })` gives it; the page's
