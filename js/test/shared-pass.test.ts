@@ -2,8 +2,9 @@
 // Node engine as the page's and other engines on the same world as map helpers, their calls
 // held and released by the test so that each interleaving is forced, not left to timing: a
 // helper that opens after the pass, one that never opens, one whose call fails while the
-// page's engine waits with no range left, two helpers taking ranges in turn. Every way, the
-// list and the samples are one whole pass's, byte for byte, and every range is joined once.
+// page's engine waits with no range left, one that stalls, two helpers answering out of order.
+// Every way, the list and the samples are one whole pass's, byte for byte, and every range is
+// joined once.
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -130,6 +131,24 @@ describe('the chunk index pass shared between engines', () => {
     expect(pass.timeline.map((t) => t.by)).toEqual(Array(8).fill('page'));
     expect(pass.timeline.map((t) => t.range).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     await expectWhole(pass.chunks);
+  });
+
+  test('a helper that holds its range (stalled, not dead): past the patience the page\'s engine passes it too; the helper\'s late answer is not joined again', { timeout: 30_000 }, async () => {
+    const helper = new HeldHelper(other);
+    const t0 = Date.now();
+    const pass = (await sharedChunkPass(page, 0, Promise.resolve(helper), 2, 0, 300))!;
+    // The page's engine passed the 7 other ranges, waited at least 300 ms, then passed the
+    // held one itself.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
+    expect(helper.asked.length).toBe(1);
+    expect([pass.ranges, pass.byHelpers]).toEqual([8, 0]);
+    expect(pass.timeline.map((t) => t.by)).toEqual(Array(8).fill('page'));
+    expect(pass.timeline.map((t) => t.range).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    await expectWhole(pass.chunks);
+    // Released now, the helper answers: its part is not joined, nor timed, again.
+    helper.asked[0]!.go.resolve(true);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(pass.timeline.length).toBe(8);
   });
 
   test('two helpers and the page\'s engine, helpers answering out of order: the parts are still joined in key order', { timeout: 30_000 }, async () => {

@@ -5,10 +5,12 @@
 // the list and samples one pass gives, byte for byte). On two cores the page's engine and one
 // helper pass the 160,000-chunk world in about half the time of one.
 //
-// Invariants: each range is joined once, from the call that passed it; a range a helper fails
-// goes back to be taken again (by the page's engine if no helper is left), so the pass never
-// waits on a helper that died; helpers not open yet join when they open, and the pass does not
-// wait for them to open; parts are joined in key order.
+// Invariants: each range is joined once, from the first call that passed it; a range a helper
+// fails goes back to be taken again (by the page's engine if no helper is left), so the pass
+// never waits on a helper that died; one a helper holds for long (STALL_MS, or 4 times the
+// slowest range passed) is passed by the page's engine too, so the pass never waits long on a
+// helper that stalls; helpers not open yet join when they open, and the pass does not wait for
+// them to open; parts are joined in key order.
 
 import type { World } from 'strata-level/browser';
 
@@ -28,6 +30,10 @@ export const RANGES_PER_ENGINE = 4;
  * indexed in 229-270 ms whole against 268-302 ms shared (Chromium, two runs each); the
  * 160,000-chunk world (47 MB) in 971-1,038 against 777-856. */
 export const MIN_SHARED_BYTES = 32 << 20;
+
+/** How long the page's engine, with no range left, waits for a helper's range at least
+ * before passing it too (the slowest range of the 160,000-chunk world takes about 0.2 s). */
+export const STALL_MS = 1000;
 
 export interface SharedPass {
   /** The chunk list, as `chunkList(dimension, { reliefSamples: true })` gives it; the page's
@@ -50,6 +56,7 @@ export async function sharedChunkPass(
   takers: Promise<PartTakers | undefined>,
   engines: number,
   minBytes = MIN_SHARED_BYTES,
+  stallMs = STALL_MS,
 ): Promise<SharedPass | undefined> {
   const t0 = performance.now();
   const ms = (): number => Math.round(performance.now() - t0);
@@ -69,6 +76,16 @@ export async function sharedChunkPass(
   const inFlight = new Set<Promise<void>>();
   let byHelpers = 0;
   let ended = false;
+  // The longest any range took, to tell a stalled helper from a slow range.
+  let slowest = 0;
+  const done = (i: number, part: Uint8Array, by: 'page' | 'helper', start: number): boolean => {
+    if (parts[i] !== undefined) return false; // passed twice (a stalled helper's): the first counts
+    parts[i] = part;
+    const end = ms();
+    slowest = Math.max(slowest, end - start);
+    timeline.push({ range: i, by, start, end });
+    return true;
+  };
   const helperLoop = async (pool: PartTakers): Promise<void> => {
     for (;;) {
       if (ended) return;
@@ -78,12 +95,10 @@ export async function sharedChunkPass(
       const start = ms();
       const call = pool.chunkPart(dimension, ranges[i]!).then(
         (part) => {
-          parts[i] = part;
-          byHelpers += 1;
-          timeline.push({ range: i, by: 'helper', start, end: ms() });
+          if (done(i, part, 'helper', start)) byHelpers += 1;
         },
         () => {
-          taken[i] = false;
+          if (parts[i] === undefined) taken[i] = false;
           failed = true;
         },
       );
@@ -104,14 +119,24 @@ export async function sharedChunkPass(
       const i = take();
       if (i >= 0) {
         const start = ms();
-        parts[i] = await w.chunkListPart(dimension, ranges[i]!);
-        timeline.push({ range: i, by: 'page', start, end: ms() });
+        done(i, await w.chunkListPart(dimension, ranges[i]!), 'page', start);
         continue;
       }
       if (parts.every((p) => p !== undefined)) break;
-      if (inFlight.size > 0) await Promise.race(inFlight);
-      // Never wait on nothing: a range taken with no call in flight is taken again.
-      else parts.forEach((p, k) => (taken[k] = p !== undefined));
+      if (inFlight.size === 0) {
+        // Never wait on nothing: a range taken with no call in flight is taken again.
+        parts.forEach((p, k) => (taken[k] = p !== undefined));
+        continue;
+      }
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const patience = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(stallMs, 4 * slowest))));
+      const settled = await Promise.race([Promise.race(inFlight).then(() => true), patience]);
+      clearTimeout(timer);
+      if (settled) continue;
+      // A helper holds a range for long: pass it here too (the first answer counts).
+      const k = parts.findIndex((p) => p === undefined);
+      const start = ms();
+      done(k, await w.chunkListPart(dimension, ranges[k]!), 'page', start);
     }
   } finally {
     ended = true;
