@@ -269,11 +269,13 @@ export class World {
 
   /** Keys that cut the world's database into about `parts` (2-1024) ranges of equal table
    * bytes, ascending, 8 bytes each (any 8-byte key leaves each chunk's records on one side);
-   * none when its tables hold fewer than `minBytes`. Reads only the tables' index blocks. With
+   * none when its tables hold fewer than `minBytes`. Reads no table: the cuts come from the
+   * live tables' key ranges and sizes. With
    * `chunkListPart` and `joinChunkParts`, several engines on the same world's files share the
    * pass of `chunkList(dimension, { reliefSamples: true })`: the viewer's map helpers do. */
   async chunkSplitKeys(parts: number, minBytes = 0): Promise<Uint8Array[]> {
     if (!Number.isInteger(parts) || parts < 2 || parts > 1024) throw invalidArgument('parts must be an integer from 2 to 1024');
+    if (typeof minBytes !== 'number' || Number.isNaN(minBytes) || minBytes < 0) throw invalidArgument('minBytes must be a number of bytes, 0 or more');
     const flat = (await this.call('chunkSplitKeys', [parts, minBytes])) as Uint8Array;
     const keys: Uint8Array[] = [];
     for (let i = 0; i + 8 <= flat.length; i += 8) keys.push(flat.slice(i, i + 8));

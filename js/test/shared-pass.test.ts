@@ -38,14 +38,34 @@ class HeldHelper implements PartTakers {
     this.asked.push({ range, go });
     for (const wake of this.waiting.splice(0)) wake();
     if (!(await go.promise)) throw new Error('the helper died');
-    return this.w.chunkListPart(dimension, range);
+    const part = await this.w.chunkListPart(dimension, range);
+    this.answered += 1;
+    return part;
   }
+
+  /** Calls answered with a part. */
+  answered = 0;
 
   /** Resolves once the helper has been asked for call number `n` (from 0). */
   async asking(n: number): Promise<void> {
     while (this.asked.length <= n) await new Promise<void>((r) => this.waiting.push(r));
   }
 }
+
+/** `w` as the page's engine, running `before(n, range)` before its n-th range (from 1). */
+function spyOn(w: World, before: (n: number, range: { start?: Uint8Array; end?: Uint8Array }) => Promise<void> | void): World {
+  let n = 0;
+  return {
+    chunkSplitKeys: (parts: number, min: number) => w.chunkSplitKeys(parts, min),
+    chunkListPart: async (d: 0 | 1 | 2, r: { start?: Uint8Array; end?: Uint8Array }) => {
+      await before(++n, r);
+      return w.chunkListPart(d, r);
+    },
+    joinChunkParts: (d: 0 | 1 | 2, parts: Uint8Array[]) => w.joinChunkParts(d, parts),
+  } as unknown as World;
+}
+
+const tick = (ms = 0): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('the chunk index pass shared between engines', () => {
   let dir: string;
@@ -116,16 +136,28 @@ describe('the chunk index pass shared between engines', () => {
 
   test('a helper\'s call fails while the page\'s engine has no range left to take: the page\'s engine passes that range itself', { timeout: 30_000 }, async () => {
     const helper = new HeldHelper(other);
-    const passing = sharedChunkPass(page, 0, Promise.resolve(helper), 2, 0);
+    // The page's engine passes every other range (7) while the helper's call is held.
+    const sevenDone = gate();
+    let pageCalls = 0;
+    const spy = spyOn(page, (n) => {
+      pageCalls = n;
+    });
+    const passing = sharedChunkPass(spy, 0, Promise.resolve(helper), 2, 0);
     await helper.asking(0);
     const held = helper.asked[0]!;
-    // The page's engine passes every other range meanwhile, then waits on the held call.
-    await new Promise((r) => setTimeout(r, 200));
+    void (async () => {
+      while (pageCalls < 7) await tick(5);
+      sevenDone.resolve();
+    })();
+    await sevenDone.promise;
+    await tick(50); // its 7th range passed, it waits on the held call
     let settled = false;
     void passing.then(() => (settled = true));
+    await tick(20);
     expect(settled).toBe(false);
-    held.go.resolve(false); // the helper died: its range goes back, and it takes no more
+    held.go.resolve(false); // the helper's call fails: its range goes back, and it takes no more
     const pass = (await passing)!;
+    expect(pageCalls).toBe(8);
     expect(helper.asked.length).toBe(1);
     expect([pass.ranges, pass.byHelpers]).toEqual([8, 0]);
     expect(pass.timeline.map((t) => t.by)).toEqual(Array(8).fill('page'));
@@ -151,6 +183,78 @@ describe('the chunk index pass shared between engines', () => {
     expect(pass.timeline.length).toBe(8);
   });
 
+  test('a helper\'s call fails while the page\'s engine passes the same (stalled) range: the range is not passed a third time', { timeout: 30_000 }, async () => {
+    const helper = new HeldHelper(other);
+    let pageCalls = 0;
+    // The 8th range of the page's engine is the helper's, passed after the patience: the
+    // helper's call fails just as it starts.
+    const spy = spyOn(page, async (n) => {
+      pageCalls = n;
+      if (n === 8) {
+        helper.asked[0]!.go.resolve(false);
+        await tick(20);
+      }
+    });
+    const pass = (await sharedChunkPass(spy, 0, Promise.resolve(helper), 2, 0, 100))!;
+    expect([pageCalls, helper.asked.length, pass.byHelpers]).toEqual([8, 1, 0]);
+    expect(pass.timeline.map((t) => t.range).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    await expectWhole(pass.chunks);
+  });
+
+  test('a stalled helper answers while the page\'s engine passes its range: the first answer, the helper\'s, is joined; the page\'s is not', { timeout: 30_000 }, async () => {
+    const helper = new HeldHelper(other);
+    let pageCalls = 0;
+    const spy = spyOn(page, async (n) => {
+      pageCalls = n;
+      if (n === 8) {
+        helper.asked[0]!.go.resolve(true);
+        while (helper.answered === 0) await tick(5);
+        await tick(20);
+      }
+    });
+    const pass = (await sharedChunkPass(spy, 0, Promise.resolve(helper), 2, 0, 100))!;
+    expect([pageCalls, helper.asked.length, pass.byHelpers]).toEqual([8, 1, 1]);
+    expect(pass.timeline.length).toBe(8);
+    expect(pass.timeline.filter((t) => t.by === 'helper').length).toBe(1);
+    await expectWhole(pass.chunks);
+  });
+
+  test('two helpers stalled: the page\'s engine passes first the range held longest', { timeout: 30_000 }, async () => {
+    const [a, b] = [new HeldHelper(other), new HeldHelper(other)];
+    // a holds the first range it takes; b answers its first after 10 ms, then holds the next
+    // one it takes (taken later than a's).
+    const both: PartTakers = { size: 2, chunkPart: (d, r) => (a.asked.length === 0 ? a : b).chunkPart(d, r) };
+    void (async () => {
+      await b.asking(0);
+      await tick(10);
+      b.asked[0]!.go.resolve(true);
+    })();
+    const stallPassed: Array<Uint8Array | undefined> = [];
+    let pageCalls = 0;
+    // The page's engine slowed (10 ms a range), so that ranges are left when b takes its second.
+    const spy = spyOn(page, async (n, r) => {
+      pageCalls = n;
+      await tick(10);
+      if (b.asked.length === 2 && [a.asked[0], b.asked[1]].some((c) => c!.range === r)) stallPassed.push(r.start);
+    });
+    const pass = (await sharedChunkPass(spy, 0, Promise.resolve(both), 3, 0, 100))!;
+    expect([pass.ranges, pass.byHelpers, b.asked.length, stallPassed.length, pageCalls]).toEqual([12, 1, 2, 2, 11]);
+    expect(stallPassed[0]).toEqual(a.asked[0]!.range.start);
+    expect(stallPassed[1]).toEqual(b.asked[1]!.range.start);
+    await expectWhole(pass.chunks);
+    for (const c of [...a.asked, ...b.asked]) c.go.resolve(false);
+  });
+
+  test('the world closed during the pass: the pass fails with the engine\'s error, no helper call is waited on', { timeout: 30_000 }, async () => {
+    const victim = await openWorld(dir);
+    const helper = new HeldHelper(other);
+    const spy = spyOn(victim, async (n) => {
+      if (n === 3) await victim.close();
+    });
+    await expect(sharedChunkPass(spy, 0, Promise.resolve(helper), 2, 0)).rejects.toMatchObject({ code: 'LEVEL_DATABASE_NOT_OPEN' });
+    for (const c of helper.asked) c.go.resolve(false);
+  });
+
   test('two helpers and the page\'s engine, helpers answering out of order: the parts are still joined in key order', { timeout: 30_000 }, async () => {
     const [a, b] = [new HeldHelper(other), new HeldHelper(other)];
     const both: PartTakers = {
@@ -174,6 +278,16 @@ describe('the chunk index pass shared between engines', () => {
     const pass = (await passing)!;
     expect(pass.ranges).toBe(12);
     expect(pass.byHelpers).toBe(a.asked.length + b.asked.length);
+    // b's first range (later in key order than a's) was answered, and timed, before a's.
+    const keys = await page.chunkSplitKeys(12, 0);
+    const rangeOf = (h: HeldHelper): number => {
+      const start = h.asked[0]!.range.start;
+      return start === undefined ? 0 : 1 + keys.findIndex((k) => Buffer.from(k).equals(Buffer.from(start)));
+    };
+    const [ra, rb] = [rangeOf(a), rangeOf(b)];
+    expect(rb).toBeGreaterThan(ra);
+    const order = pass.timeline.map((t) => t.range);
+    expect(order.indexOf(rb)).toBeLessThan(order.indexOf(ra));
     expect(pass.timeline.map((t) => t.range).sort((x, y) => x - y)).toEqual([...Array(12).keys()]);
     await expectWhole(pass.chunks);
   });

@@ -13,8 +13,9 @@
 //!   as before.
 //! - The samples are columns (4i, 4j) for i, j in 0..4: every column the relief layer draws at
 //!   1, 2 or 4 pixels per chunk, and far out (the centre column, (8, 8)).
-//! - `sequence` is the database's last sequence before the pass: a map may use the samples
-//!   only while it is unchanged (any write makes them stale).
+//! - `sequence` is the database's last sequence before the pass (for an index unpacked or
+//!   joined from parts, the one the caller vouches for): a map may use the samples only while
+//!   it is unchanged (any write makes them stale).
 //! - A sampled chunk records whether its samples come from a Data3D record (heights counted
 //!   from the dimension's lowest y) or a Data2D one (from y 0), so the height layer can place
 //!   them too.
@@ -163,14 +164,21 @@ impl ReliefIndex {
         if parts.is_empty() {
             return Err(Error::invalid_argument("relief samples: no part"));
         }
-        Ok(ReliefIndex::join(dimension, sequence, parts))
+        ReliefIndex::join(dimension, sequence, parts)
     }
 
     /// One index made of the indexes of passes over disjoint key ranges of the same database
     /// state (`ReliefPass::with_range`): the chunks of all, ascending. A chunk found in two
     /// parts (ranges not split at a chunk's key prefix, which `chunk_split_keys` never gives)
-    /// keeps no samples, as a chunk met twice in one pass: the map reads it.
-    pub fn join(dimension: i32, sequence: u64, parts: Vec<ReliefIndex>) -> ReliefIndex {
+    /// keeps no samples, as a chunk met twice in one pass: the map reads it. More samples in
+    /// all than a `u32` can index are an error.
+    pub fn join(dimension: i32, sequence: u64, parts: Vec<ReliefIndex>) -> Result<ReliefIndex> {
+        let all_samples: usize = parts.iter().map(|p| p.samples.len()).sum();
+        if all_samples > (u32::MAX as usize) - SAMPLES_PER_CHUNK {
+            return Err(Error::invalid_argument(
+                "relief samples: more samples in the parts than an index holds",
+            ));
+        }
         let total: usize = parts.iter().map(|p| p.chunks.len()).sum();
         // (chunk, part, row in part), sorted: each part is ascending already, so the sort
         // meets runs it merges.
@@ -186,7 +194,7 @@ impl ReliefIndex {
         rows.sort_unstable();
         // Where each part's samples start in the joined samples.
         let mut base = Vec::with_capacity(parts.len());
-        let mut samples = Vec::with_capacity(parts.iter().map(|p| p.samples.len()).sum());
+        let mut samples = Vec::with_capacity(all_samples);
         for part in &parts {
             base.push(samples.len() as u32);
             samples.extend_from_slice(&part.samples);
@@ -218,7 +226,7 @@ impl ReliefIndex {
             index.data3d.push(once && part.data3d[r as usize]);
             i = j;
         }
-        index
+        Ok(index)
     }
 
     /// Reads one packed index at `*at`, leaving `*at` past it.
@@ -491,6 +499,8 @@ impl ReliefPass {
 /// over that range, and tables of a large world each hold a narrow part of it. None when
 /// there is nothing to share (fewer than `min_bytes` of tables).
 pub fn chunk_split_keys(db: &Db, parts: usize, min_bytes: u64) -> Vec<[u8; 8]> {
+    // More ranges than this would be smaller than a block of most worlds.
+    let parts = parts.min(1 << 16);
     let version = db.version();
     let prefix = |ikey: &[u8]| -> f64 {
         let user = crate::key::extract_user_key(ikey);

@@ -199,10 +199,12 @@ impl Database {
     #[wasm_bindgen(js_name = chunkSplitKeys)]
     pub fn chunk_split_keys(&self, parts: u32, min_bytes: f64) -> Result<Vec<u8>, JsValue> {
         let db = self.db()?;
-        let min = if min_bytes.is_finite() && min_bytes > 0.0 {
-            min_bytes as u64
-        } else {
+        // NaN and anything below 1 ask for no minimum; infinity for more than any world holds
+        // (the cast saturates).
+        let min = if min_bytes.is_nan() || min_bytes <= 0.0 {
             0
+        } else {
+            min_bytes as u64
         };
         Ok(chunk_split_keys(db, parts.min(1024) as usize, min).concat())
     }

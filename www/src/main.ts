@@ -41,7 +41,7 @@ import { cachedChunks, identityOf, keepChunks, warmUp } from './chunk-index/cach
 import { boundsOf, chunkCount, type ChunkList } from './chunk-index/chunk-list.js';
 import { ChunkSet } from './chunk-index/chunk-set.js';
 import { helperCount, MapHelpers } from './map-helpers/pool.js';
-import { sharedChunkPass, type SharedPass } from './chunk-index/shared-pass.js';
+import { MIN_SHARED_BYTES, sharedChunkPass, type SharedPass } from './chunk-index/shared-pass.js';
 import { KeyBrowser } from './keys.js';
 import type { DetailSource } from './map-detail.js';
 import { MapView, type Marker } from './map-view.js';
@@ -77,7 +77,7 @@ function helpersNow(): MapHelpers | undefined {
 }
 /** Map helpers being opened for a world, from the world's open on (they share its chunk index
  * pass: chunk-index/shared-pass.ts), with how many were asked for. */
-let helpersOpening: { world: World; pool: Promise<MapHelpers | undefined>; count: number } | undefined;
+let helpersOpening: { world: World; pool: Promise<MapHelpers | undefined>; count: number; none?: boolean } | undefined;
 /** Tests: how the last chunk index pass of the world shown was shared (undefined: passed
  * whole by the page's engine, or not passed). */
 let lastPass: Omit<SharedPass, 'chunks'> | undefined;
@@ -371,7 +371,13 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
   chunkIndex = undefined; // an open (or a reopen after an edit) reads the index afresh
   lastPass = undefined;
   const src = source;
-  startHelpers(gen, w, src);
+  // Map helpers open with a world large enough to share its chunk index pass with them;
+  // with a smaller one, once the page is ready (below), so that they slow neither its first
+  // picture nor its figures (the largest shared world, 16 MB: first picture 516 ms without a
+  // helper opening beside the page's engine, 566 with).
+  const early = (await w.chunkSplitKeys(2, MIN_SHARED_BYTES).catch(() => [])).length > 0;
+  if (gen !== generation) return;
+  if (early) startHelpers(gen, w, src);
   // Chunk indexes are kept once the first map is drawn (or this open ends otherwise).
   const releaseKeeps = holdKeeps();
   try {
@@ -455,6 +461,7 @@ async function loadIn(gen: number, label: string, open: () => Promise<World>): P
     if (mapMessage !== undefined) say(mapMessage);
     mark('ready');
     if (mapsDrawing === 0) setState('ready');
+    if (!early) startHelpers(gen, w, src);
   } catch (e) {
     if (gen === generation) showError(describe(e, label));
   } finally {
@@ -484,7 +491,10 @@ function startHelpers(gen: number, w: World, src: Source | undefined): void {
     .then((s) => (s ? MapHelpers.open(s.files, s.root, count) : undefined))
     .then(
       (p) => {
-        if (!p) return undefined;
+        if (!p) {
+          opening.none = true;
+          return undefined;
+        }
         if (gen === generation && w === world) {
           [helpers, helpersFor] = [p, w];
           mapView.detail.concurrency = 1 + p.size;
@@ -495,10 +505,12 @@ function startHelpers(gen: number, w: World, src: Source | undefined): void {
       },
       (e: unknown) => {
         console.warn('map helpers unavailable; maps are drawn by the page engine alone:', e);
+        opening.none = true;
         return undefined;
       },
     );
-  helpersOpening = { world: w, pool, count };
+  const opening: NonNullable<typeof helpersOpening> = { world: w, pool, count };
+  helpersOpening = opening;
 }
 
 async function showMap(gen = generation): Promise<void> {
@@ -576,7 +588,8 @@ async function indexDimension(index: NonNullable<typeof chunkIndex>, w: World, d
   }
   // Shared with the map helpers opening beside the page's engine where there are any, and
   // the world is large enough to gain; else passed whole (with decode workers, if any).
-  const opening = helpersOpening?.world === w ? helpersOpening : undefined;
+  // (Not once the helpers failed to open: the page's engine would pass every range alone.)
+  const opening = helpersOpening?.world === w && !helpersOpening.none ? helpersOpening : undefined;
   const shared = opening ? await sharedChunkPass(w, dimension, opening.pool, 1 + opening.count) : undefined;
   if (chunkIndex === index) lastPass = shared && { ranges: shared.ranges, byHelpers: shared.byHelpers, timeline: shared.timeline };
   const chunks = shared?.chunks ?? (await w.chunkList(dimension, { reliefSamples: true }));
@@ -1322,7 +1335,7 @@ document.addEventListener('drop', (ev) => {
   /** How the last chunk index pass of the world shown was shared: ranges, and those map
    * helpers passed (undefined: passed whole, or the index was kept). */
   lastPass: () => lastPass,
-  /** Calls map helpers answered (bands and tiles), and helpers running. */
+  /** Calls map helpers answered (bands, tiles and chunk index ranges), and helpers running. */
   mapHelpers: () => ({ calls: helpersNow()?.stats.calls ?? 0, helpers: helpersNow()?.size ?? 0, bandsAtLastMap: mapHelperBands }),
   /** RGBA of the base map (the whole dimension at the map's pixels per chunk). */
   basePixels: () => mapView.basePixels(),

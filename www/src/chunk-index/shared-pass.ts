@@ -3,14 +3,15 @@
 // leaves each chunk's records on one side); every engine takes the next range nobody took
 // until none is left; the page's engine joins the parts in key order (World.joinChunkParts:
 // the list and samples one pass gives, byte for byte). On two cores the page's engine and one
-// helper pass the 160,000-chunk world in about half the time of one.
+// helper index the 160,000-chunk world in 777 ms against 1,038 alone (Chromium).
 //
 // Invariants: each range is joined once, from the first call that passed it; a range a helper
 // fails goes back to be taken again (by the page's engine if no helper is left), so the pass
-// never waits on a helper that died; one a helper holds for long (STALL_MS, or 4 times the
-// slowest range passed) is passed by the page's engine too, so the pass never waits long on a
-// helper that stalls; helpers not open yet join when they open, and the pass does not wait for
-// them to open; parts are joined in key order.
+// never waits on a helper that died; when the page's engine has no range left and has waited
+// STALL_MS (or 4 times the slowest range passed) without any helper answering, it passes the
+// range a helper has held longest itself, so the pass never waits long on a helper that
+// stalls; helpers not open yet join when they open, and the pass does not wait for them to
+// open; parts are joined in key order.
 
 import type { World } from 'strata-level/browser';
 
@@ -66,9 +67,13 @@ export async function sharedChunkPass(
   const ranges = [undefined, ...keys].map((start, i) => ({ start, end: keys[i] }));
   const parts: Array<Uint8Array | undefined> = ranges.map(() => undefined);
   const taken = ranges.map(() => false);
+  // When each range was last taken (ms), to find the one a stalled helper holds.
+  const takenAt = ranges.map(() => 0);
   const take = (): number => {
-    const i = taken.indexOf(false);
-    if (i >= 0) taken[i] = true;
+    // Not a range passed already (given back by a helper that failed while the page's engine
+    // passed it too).
+    const i = taken.findIndex((t, k) => !t && parts[k] === undefined);
+    if (i >= 0) [taken[i], takenAt[i]] = [true, ms()];
     return i;
   };
   // Helper calls in flight: the page's engine, with no range left to take, waits for one of
@@ -105,7 +110,9 @@ export async function sharedChunkPass(
       inFlight.add(call);
       await call;
       inFlight.delete(call);
-      if (failed) return; // the helper was dropped (pool.ts): it takes no more
+      // A helper that answered with an error takes no more ranges of this pass (one whose
+      // worker died is dropped by pool.ts; one that could not read the world would fail again).
+      if (failed) return;
     }
   };
   void takers.then(
@@ -133,8 +140,13 @@ export async function sharedChunkPass(
       const settled = await Promise.race([Promise.race(inFlight).then(() => true), patience]);
       clearTimeout(timer);
       if (settled) continue;
-      // A helper holds a range for long: pass it here too (the first answer counts).
-      const k = parts.findIndex((p) => p === undefined);
+      // A helper holds a range for long: the one held longest is passed here too (the first
+      // answer counts).
+      let k = -1;
+      parts.forEach((p, j) => {
+        if (p === undefined && taken[j] && (k < 0 || takenAt[j]! < takenAt[k]!)) k = j;
+      });
+      if (k < 0) continue;
       const start = ms();
       done(k, await w.chunkListPart(dimension, ranges[k]!), 'page', start);
     }

@@ -1,9 +1,10 @@
 // Map helpers (helper-worker.ts): one page worker per spare core, each with its own engine on
 // the world's files (a picked folder, a `.mcworld` unpacked into `File`s, or `File` snapshots
 // of a world in OPFS: strata-level's opfsFiles), drawing map bands, detail and block tiles in
-// parallel with the page's engine. They open with the world and take ranges of its chunk
-// index pass (chunk-index/shared-pass.ts: the first picture waits on that pass), then serve the
-// maps drawn after: another layer or dimension, tiles. A `File` can be read by any worker; a
+// parallel with the page's engine. They open with a world large enough to share its chunk
+// index pass and take ranges of it (chunk-index/shared-pass.ts: the first picture waits on
+// that pass), else once the page is ready; then they serve the maps drawn after: another
+// layer or dimension, tiles. A `File` can be read by any worker; a
 // world in IndexedDB cannot be shared this way (one engine holds the store's lock).
 //
 // Invariants: a call goes to the helper with the fewest calls in flight; a helper that fails
