@@ -103,10 +103,42 @@ fn trailer(ikey: &[u8]) -> u64 {
     }
 }
 
+/// Bytewise order, as `a.cmp(b)`: keys of up to 32 bytes are compared 8 bytes at a time
+/// (big-endian words order as their bytes do) instead of through libc's `memcmp`, whose call
+/// costs more than the comparison for short keys (db_bench's readhot spent 25% of its time in
+/// it, seeking 16-byte keys in cached blocks); longer ones go to `memcmp`.
+#[inline]
+pub fn compare_bytes(a: &[u8], b: &[u8]) -> Ordering {
+    let n = a.len().min(b.len());
+    if n > 32 {
+        return a.cmp(b);
+    }
+    let word = |s: &[u8], i: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&s[i..i + 8]);
+        u64::from_be_bytes(w)
+    };
+    let mut i = 0;
+    while i + 8 <= n {
+        let (x, y) = (word(a, i), word(b, i));
+        if x != y {
+            return x.cmp(&y);
+        }
+        i += 8;
+    }
+    while i < n {
+        if a[i] != b[i] {
+            return a[i].cmp(&b[i]);
+        }
+        i += 1;
+    }
+    a.len().cmp(&b.len())
+}
+
 /// The internal key order: user key ascending, then trailer (sequence, type) descending.
 #[inline]
 pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
-    match extract_user_key(a).cmp(extract_user_key(b)) {
+    match compare_bytes(extract_user_key(a), extract_user_key(b)) {
         Ordering::Equal => trailer(b).cmp(&trailer(a)),
         o => o,
     }
@@ -202,6 +234,41 @@ pub fn internal_short_successor(key: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compare_bytes_is_the_bytewise_order() {
+        // Every pair of keys from 0 to 40 bytes, many sharing long prefixes (as numbered keys
+        // do), and bytes at both ends of the range: the same order as `[u8]::cmp`.
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        for len in 0..=40usize {
+            for _ in 0..6 {
+                let fill = [0x00u8, 0x7F, 0x80, 0xFF][(next() % 4) as usize];
+                let mut k = vec![fill; len];
+                for _ in 0..(next() % 3) {
+                    if len > 0 {
+                        let at = (next() as usize) % len;
+                        k[at] = next() as u8;
+                    }
+                }
+                keys.push(k);
+            }
+        }
+        let mut checked = 0;
+        for a in &keys {
+            for b in &keys {
+                assert_eq!(compare_bytes(a, b), a.cmp(b), "{a:?} {b:?}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, (41 * 6) * (41 * 6));
+    }
 
     fn ik(k: &[u8], seq: u64, t: ValueType) -> Vec<u8> {
         make_internal_key(k, seq, t)
