@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 
 import { openWorld, type World } from '../dist/node.js';
-import { sharedChunkPass, type PartTakers } from '../../www/src/chunk-index/shared-pass.js';
+import { sharedChunkPass, type PartTakers, type SharedPass } from '../../www/src/chunk-index/shared-pass.js';
 import { cliPath, repoRoot, tempDir } from './helpers.js';
 
 const releaseCli = process.env.STRATA_CLI ?? (fs.existsSync(path.join(repoRoot, 'target/release/strata')) ? path.join(repoRoot, 'target/release/strata') : cliPath);
@@ -183,36 +183,36 @@ describe('the chunk index pass shared between engines', () => {
     expect(pass.timeline.length).toBe(8);
   });
 
-  test('a helper\'s call fails while the page\'s engine passes the same (stalled) range: the range is not passed a third time', { timeout: 30_000 }, async () => {
+  /** A pass whose one helper holds its range until the page's engine, past the patience
+   * (100 ms), starts passing it too: `meanwhile(helper)` runs then, before the page's call.
+   * Resolves with the pass and the number of ranges the page's engine passed. */
+  async function stalledPass(meanwhile: (helper: HeldHelper) => Promise<void>): Promise<{ pass: SharedPass; pageCalls: number; helper: HeldHelper }> {
     const helper = new HeldHelper(other);
     let pageCalls = 0;
-    // The 8th range of the page's engine is the helper's, passed after the patience: the
-    // helper's call fails just as it starts.
     const spy = spyOn(page, async (n) => {
       pageCalls = n;
-      if (n === 8) {
-        helper.asked[0]!.go.resolve(false);
-        await tick(20);
-      }
+      if (n === 8) await meanwhile(helper);
     });
     const pass = (await sharedChunkPass(spy, 0, Promise.resolve(helper), 2, 0, 100))!;
+    return { pass, pageCalls, helper };
+  }
+
+  test('a helper\'s call fails while the page\'s engine passes the same (stalled) range: the range is not passed a third time', { timeout: 30_000 }, async () => {
+    const { pass, pageCalls, helper } = await stalledPass(async (h) => {
+      h.asked[0]!.go.resolve(false);
+      await tick(20);
+    });
     expect([pageCalls, helper.asked.length, pass.byHelpers]).toEqual([8, 1, 0]);
     expect(pass.timeline.map((t) => t.range).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     await expectWhole(pass.chunks);
   });
 
   test('a stalled helper answers while the page\'s engine passes its range: the first answer, the helper\'s, is joined; the page\'s is not', { timeout: 30_000 }, async () => {
-    const helper = new HeldHelper(other);
-    let pageCalls = 0;
-    const spy = spyOn(page, async (n) => {
-      pageCalls = n;
-      if (n === 8) {
-        helper.asked[0]!.go.resolve(true);
-        while (helper.answered === 0) await tick(5);
-        await tick(20);
-      }
+    const { pass, pageCalls, helper } = await stalledPass(async (h) => {
+      h.asked[0]!.go.resolve(true);
+      while (h.answered === 0) await tick(5);
+      await tick(20);
     });
-    const pass = (await sharedChunkPass(spy, 0, Promise.resolve(helper), 2, 0, 100))!;
     expect([pageCalls, helper.asked.length, pass.byHelpers]).toEqual([8, 1, 1]);
     expect(pass.timeline.length).toBe(8);
     expect(pass.timeline.filter((t) => t.by === 'helper').length).toBe(1);

@@ -15,8 +15,8 @@ use crate::version::Version;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{
-    append_internal_key, extract_user_key, parse_internal_key, SequenceNumber, ValueType,
-    VALUE_TYPE_FOR_SEEK,
+    append_internal_key, compare_bytes, extract_user_key, parse_internal_key, SequenceNumber,
+    ValueType, VALUE_TYPE_FOR_SEEK,
 };
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -126,7 +126,7 @@ impl DbIter {
                     }
                     ValueType::Value => {
                         let hidden = skipping
-                            && extract_user_key(self.iter.key()).cmp(&self.saved_key)
+                            && compare_bytes(extract_user_key(self.iter.key()), &self.saved_key)
                                 != Ordering::Greater;
                         if !hidden {
                             self.valid = true;
@@ -154,7 +154,8 @@ impl DbIter {
             };
             if seq <= self.sequence {
                 if value_type != ValueType::Deletion
-                    && extract_user_key(self.iter.key()) < &self.saved_key[..]
+                    && compare_bytes(extract_user_key(self.iter.key()), &self.saved_key)
+                        == Ordering::Less
                 {
                     // A live value of the key after this one is complete.
                     break;
@@ -241,7 +242,9 @@ impl DbIter {
                     self.check_end();
                     return;
                 }
-                if extract_user_key(self.iter.key()) < &self.saved_key[..] {
+                if compare_bytes(extract_user_key(self.iter.key()), &self.saved_key)
+                    == Ordering::Less
+                {
                     break;
                 }
             }
