@@ -275,6 +275,26 @@ pub fn bench(raw: &[String]) -> Result<ExitCode, CliError> {
             report(&flags, &name, &stats, secs);
             continue;
         }
+        if name == "stats" {
+            // LevelDB db_bench's `stats`: the tree's shape where the list reaches it.
+            if let Some(d) = &db {
+                let p = d.properties();
+                let files: Vec<String> = p.files_per_level.iter().map(|n| n.to_string()).collect();
+                let mb: Vec<String> = p
+                    .bytes_per_level
+                    .iter()
+                    .map(|b| format!("{:.1}", *b as f64 / 1048576.0))
+                    .collect();
+                eprintln!(
+                    "stats        : files per level {}; MB per level {}; memtable {} bytes; compaction or flush running: {}",
+                    files.join("/"),
+                    mb.join("/"),
+                    p.memtable_bytes,
+                    d.background_busy()
+                );
+            }
+            continue;
+        }
         if name != "crc32c" && (db.is_none() || fresh) {
             db = Some(Arc::new(Db::open_path(&flags.db, flags.options(bulk))?));
         }
