@@ -52,17 +52,22 @@ struct SkipList {
     height: usize,
     /// `memory_usage`, counted as LevelDB's arena counts an entry (see there).
     usage: usize,
+    /// The internal key being inserted.
+    scratch: Vec<u8>,
     rng: Random,
 }
 
 impl SkipList {
     fn new(arena_capacity: usize) -> Self {
-        // An entry's tower is its key plus ~25 bytes and its value goes to `values`: reserve
-        // so that a full memtable of small entries rarely moves either vector.
-        let mut towers = Vec::with_capacity(TOWER_HEADER + 4 * MAX_HEIGHT + arena_capacity / 2);
-        towers.extend_from_slice(&[0; 12]);
+        // A tower is at most 5 bytes longer than LevelDB's count of its entry (20 + 4h + key +
+        // up to 3 of padding, against 18 + 4h + key + value at least), and an entry counts at
+        // least 18 bytes: towers stay under 1.28 times the count. Reserve that, and the values
+        // at the count, so that filling a memtable moves neither vector.
+        let towers_capacity = arena_capacity.saturating_add(arena_capacity / 3);
+        let mut towers = Vec::with_capacity(TOWER_HEADER + 4 * MAX_HEIGHT + towers_capacity);
+        // The head: no value, an empty key, MAX_HEIGHT links.
+        towers.extend_from_slice(&[0; 16]);
         towers.extend_from_slice(&(MAX_HEIGHT as u32).to_le_bytes());
-        towers.extend_from_slice(&[0; 4]);
         for _ in 0..MAX_HEIGHT {
             towers.extend_from_slice(&NIL.to_le_bytes());
         }
@@ -74,6 +79,7 @@ impl SkipList {
             height: 1,
             // The head, as LevelDB's arena and node vectors counted it.
             usage: 8 + (2 + MAX_HEIGHT) * 4,
+            scratch: Vec::new(),
             rng: Random::new(0xdead_beef),
         }
     }
@@ -176,7 +182,8 @@ impl SkipList {
 
     fn insert(&mut self, seq: SequenceNumber, t: ValueType, user_key: &[u8], value: &[u8]) {
         let klen = user_key.len() + 8;
-        let mut ikey = Vec::with_capacity(klen);
+        let mut ikey = std::mem::take(&mut self.scratch);
+        ikey.clear();
         append_internal_key(&mut ikey, user_key, seq, t);
         let mut prev = [HEAD; MAX_HEIGHT];
         self.find_greater_or_equal(&ikey, Some(&mut prev));
@@ -191,6 +198,8 @@ impl SkipList {
         self.values.extend_from_slice(value);
         debug_assert_eq!(self.towers.len() % 4, 0);
         let at = self.towers.len();
+        // MemTable::has_room_for kept every node number below NIL.
+        debug_assert!(((at / 4) as u64) < NIL as u64);
         let node = (at / 4) as u32;
         self.towers.extend_from_slice(&value_off.to_le_bytes());
         self.towers
@@ -203,6 +212,7 @@ impl SkipList {
             self.towers.extend_from_slice(&succ.to_le_bytes());
         }
         self.towers.extend_from_slice(&ikey);
+        self.scratch = ikey;
         self.towers.resize(self.towers.len().next_multiple_of(4), 0);
         for (level, &p) in prev.iter().enumerate().take(height) {
             self.set_word(p as usize * 4 + TOWER_HEADER + 4 * level, node);
@@ -265,6 +275,20 @@ impl MemTable {
     /// Adds an entry. The caller guarantees `(user_key, seq)` is new.
     pub fn add(&self, seq: SequenceNumber, t: ValueType, user_key: &[u8], value: &[u8]) {
         self.list.write().unwrap().insert(seq, t, user_key, value);
+    }
+
+    /// Whether `entries` more entries with `user_key_bytes` of user keys in all keep every
+    /// node number below NIL (towers under 16 GiB). The write path checks a whole batch before
+    /// it inserts any of it; only a memtable that is never flushed (a read-only open replaying
+    /// a huge log) could reach the limit.
+    pub fn has_room_for(&self, entries: u64, user_key_bytes: u64) -> bool {
+        let towers = self.list.read().unwrap().towers.len() as u64;
+        let most = (TOWER_HEADER + 4 * MAX_HEIGHT + 8 + 3) as u64;
+        entries
+            .checked_mul(most)
+            .and_then(|b| b.checked_add(user_key_bytes))
+            .and_then(|b| b.checked_add(towers))
+            .is_some_and(|end| end / 4 < NIL as u64)
     }
 
     /// The newest entry for `key.user_key()` with sequence <= the key's sequence.
@@ -477,6 +501,21 @@ mod tests {
             }
             assert_eq!(mem.get(&LookupKey::new(&[9u8; 5], at)), MemGet::Missing);
         }
+        // A key whose every version is newer than the snapshot is missing at it.
+        let mut late = 0;
+        for (k, _) in model.keys() {
+            let first = model
+                .range((k.clone(), std::cmp::Reverse(u64::MAX))..)
+                .take_while(|((k2, _), _)| k2 == k)
+                .map(|((_, std::cmp::Reverse(seq)), _)| *seq)
+                .min()
+                .unwrap();
+            if first > 1000 {
+                assert_eq!(mem.get(&LookupKey::new(k, 1000)), MemGet::Missing);
+                late += 1;
+            }
+        }
+        assert!(late > 100, "{late} keys first written after entry 1000");
         let expected: Vec<_> = model
             .iter()
             .map(|((k, std::cmp::Reverse(seq)), (t, v))| {
@@ -499,6 +538,43 @@ mod tests {
         }
         back.reverse();
         assert_eq!(back, expected);
+        // Seeks to every key at several sequences, and to keys between them, land on the first
+        // entry at or after the target.
+        for (ikey, _) in expected.iter().step_by(7) {
+            let user = &ikey[..ikey.len() - 8];
+            for seq in [0u64, 999, u64::from(u32::MAX)] {
+                for target in [
+                    make_internal_key(user, seq, ValueType::Value),
+                    make_internal_key(&[user, &[0u8][..]].concat(), seq, ValueType::Value),
+                ] {
+                    it.seek(&target);
+                    let want = expected
+                        .iter()
+                        .find(|(k, _)| compare_internal_keys(k, &target) != Ordering::Less);
+                    match want {
+                        Some((k, _)) => assert_eq!(it.key(), &k[..]),
+                        None => assert!(!it.valid()),
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn has_room_for_keeps_node_numbers_below_nil_to_the_byte() {
+        let mem = MemTable::new();
+        // A new memtable's towers: the head's header and MAX_HEIGHT links.
+        let head = (TOWER_HEADER + 4 * MAX_HEIGHT) as u64;
+        assert_eq!(head, 68);
+        let limit = NIL as u64 * 4 - head;
+        assert!(mem.has_room_for(0, limit - 1));
+        assert!(!mem.has_room_for(0, limit));
+        let most = (TOWER_HEADER + 4 * MAX_HEIGHT + 8 + 3) as u64;
+        assert!(mem.has_room_for(1, limit - 1 - most));
+        assert!(!mem.has_room_for(1, limit - most));
+        assert!(!mem.has_room_for(u64::MAX, 0));
+        assert!(!mem.has_room_for(1, u64::MAX));
+        assert!(mem.has_room_for(1_000_000, 16_000_000));
     }
 
     #[test]

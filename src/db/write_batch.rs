@@ -172,12 +172,31 @@ impl WriteBatch {
     }
 
     pub fn insert_into(&self, mem: &MemTable) -> Result<()> {
-        struct Count;
-        impl BatchHandler for Count {
-            fn put(&mut self, _: &[u8], _: &[u8]) {}
-            fn delete(&mut self, _: &[u8]) {}
+        // A first pass checks the whole batch (and sizes it), so a bad or oversized batch
+        // inserts nothing.
+        #[derive(Default)]
+        struct Count {
+            entries: u64,
+            key_bytes: u64,
         }
-        self.iterate(&mut Count)?;
+        impl BatchHandler for Count {
+            fn put(&mut self, key: &[u8], _: &[u8]) {
+                self.entries += 1;
+                self.key_bytes += key.len() as u64;
+            }
+            fn delete(&mut self, key: &[u8]) {
+                self.entries += 1;
+                self.key_bytes += key.len() as u64;
+            }
+        }
+        let mut count = Count::default();
+        self.iterate(&mut count)?;
+        if !mem.has_room_for(count.entries, count.key_bytes) {
+            return Err(Error::invalid_argument(format!(
+                "a memtable holds at most 16 GiB of keys and links: a batch of {} entries ({} bytes of keys) does not fit",
+                count.entries, count.key_bytes
+            )));
+        }
         struct Inserter<'a> {
             mem: &'a MemTable,
             seq: SequenceNumber,
