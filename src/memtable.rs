@@ -412,6 +412,26 @@ mod tests {
     use crate::key::make_internal_key;
     use std::collections::BTreeMap;
 
+    type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+    /// Every entry from the first forward, and from the last backward (put back in order).
+    fn both_ways(it: &mut MemTableIterator) -> (Entries, Entries) {
+        it.seek_to_first();
+        let mut forward = Vec::new();
+        while it.valid() {
+            forward.push((it.key().to_vec(), it.value().to_vec()));
+            it.next();
+        }
+        it.seek_to_last();
+        let mut backward = Vec::new();
+        while it.valid() {
+            backward.push((it.key().to_vec(), it.value().to_vec()));
+            it.prev();
+        }
+        backward.reverse();
+        (forward, backward)
+    }
+
     #[test]
     fn get_sees_the_newest_visible_version() {
         let mem = MemTable::new();
@@ -524,21 +544,9 @@ mod tests {
             })
             .collect();
         let mut it = mem.iter();
-        it.seek_to_first();
-        let mut got = Vec::new();
-        while it.valid() {
-            got.push((it.key().to_vec(), it.value().to_vec()));
-            it.next();
-        }
-        assert_eq!(got, expected);
-        it.seek_to_last();
-        let mut back = Vec::new();
-        while it.valid() {
-            back.push((it.key().to_vec(), it.value().to_vec()));
-            it.prev();
-        }
-        back.reverse();
-        assert_eq!(back, expected);
+        let (forward, backward) = both_ways(&mut it);
+        assert_eq!(forward, expected);
+        assert_eq!(backward, expected);
         // Seeks to every key at several sequences, and to keys between them, land on the first
         // entry at or after the target.
         for (ikey, _) in expected.iter().step_by(7) {
@@ -600,21 +608,9 @@ mod tests {
         }
         let expected: Vec<_> = model.values().cloned().collect();
         let mut it = mem.iter();
-        it.seek_to_first();
-        let mut got = Vec::new();
-        while it.valid() {
-            got.push((it.key().to_vec(), it.value().to_vec()));
-            it.next();
-        }
-        assert_eq!(got, expected);
-        it.seek_to_last();
-        let mut back = Vec::new();
-        while it.valid() {
-            back.push((it.key().to_vec(), it.value().to_vec()));
-            it.prev();
-        }
-        back.reverse();
-        assert_eq!(back, expected);
+        let (forward, backward) = both_ways(&mut it);
+        assert_eq!(forward, expected);
+        assert_eq!(backward, expected);
         // Seek lands on the first entry >= target.
         for probe in 0..800u32 {
             let target =
