@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds the wasm engine into js/wasm (wasm-pack, then wasm-opt from npm's binaryen) and the
-# TypeScript package into js/dist. Skips the Rust build when no Rust source changed.
+# Builds the wasm engine into js/wasm (cargo, wasm-bindgen, then wasm-opt from npm's binaryen)
+# and the TypeScript package into js/dist. Skips the Rust build when no Rust source changed.
+# wasm-bindgen runs with --experimental-reset-state-function: after a trap (out of memory, or
+# a bug) the Node entry point starts a new instance in place of the dead one (js/src/node.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PWD/js/node_modules/.bin:$PATH"
@@ -17,8 +19,11 @@ out=js/wasm
 stamp=$out/.stamp
 newest=$(find src Cargo.toml Cargo.lock -type f -newer "$stamp" 2>/dev/null | head -1 || true)
 if [[ ! -f $out/strata_bg.wasm || ! -f $stamp || -n $newest ]]; then
-  echo "== wasm-pack build (release)"
-  wasm-pack build --release --target web --no-pack --out-dir "$out" --out-name strata . >/dev/null
+  echo "== cargo build (wasm32, release)"
+  cargo build -q --lib --release --target wasm32-unknown-unknown
+  echo "== wasm-bindgen"
+  wasm-bindgen target/wasm32-unknown-unknown/release/strata.wasm --target web --out-dir "$out" \
+    --out-name strata --experimental-reset-state-function
   echo "== wasm-opt -O3"
   wasm-opt -O3 --strip-debug --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \

@@ -60,8 +60,8 @@ brew_install() {
 }
 
 # WebAssembly toolchain (DESIGN.md §6): the wasm32 target, wasm-bindgen-cli pinned to the
-# `wasm-bindgen` version in Cargo.toml, wasm-pack. Each cargo install takes minutes: only when
-# missing. wasm-opt comes from npm's binaryen (js/ devDependencies), never from Debian.
+# `wasm-bindgen` version in Cargo.toml (scripts/build-wasm.sh runs cargo and wasm-bindgen
+# itself: no wasm-pack). A cargo install takes minutes: only when missing. wasm-opt comes from npm's binaryen (js/ devDependencies), never from Debian.
 WASM_BINDGEN_VERSION=$(sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' Cargo.toml)
 export PATH="$HOME/.cargo/bin:$PATH"
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
@@ -70,9 +70,6 @@ fi
 if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
   say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (~4 min)"
   cargo install -q wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
-fi
-if ! command -v wasm-pack >/dev/null 2>&1; then
-  say "installing wasm-pack (~4 min)"; cargo install -q --locked wasm-pack
 fi
 # The wasm build compiles C libdeflate (libdeflater, `freestanding`) for wasm32: the cc crate
 # needs clang (gcc has no wasm32 target; neither has Apple's clang: Homebrew's llvm on macOS,

@@ -21,6 +21,10 @@ pub enum ErrorKind {
     NotSupported,
     /// The storage backend ran out of space (ENOSPC, browser quota).
     NoSpace,
+    /// The engine could not get the memory an operation needs (in wasm, every database of an
+    /// instance shares at most 4 GiB): the operation is refused whole and writes nothing, and
+    /// the database stays usable once memory is freed (other databases closed).
+    OutOfMemory,
     /// An internal invariant did not hold (a bug in Strata): the call is refused instead of
     /// panicking, and nothing it would have written is acknowledged.
     Internal,
@@ -70,6 +74,10 @@ impl Error {
     /// A broken internal invariant, reported instead of a panic.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Internal, message)
+    }
+
+    pub fn out_of_memory(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::OutOfMemory, message)
     }
 
     pub fn locked(message: impl Into<String>) -> Self {
@@ -127,6 +135,7 @@ impl fmt::Display for Error {
             ErrorKind::Locked => "Locked",
             ErrorKind::NotSupported => "Not supported",
             ErrorKind::NoSpace => "No space",
+            ErrorKind::OutOfMemory => "Out of memory",
             ErrorKind::Internal => "Internal error",
         };
         write!(f, "{kind}: {}", self.message)?;

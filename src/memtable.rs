@@ -13,9 +13,10 @@
 //! current key and value into their own buffers.
 
 use std::cmp::Ordering;
+use std::collections::TryReserveError;
 use std::sync::{Arc, RwLock};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{
     append_internal_key, compare_internal_keys, parse_internal_key, LookupKey, SequenceNumber,
@@ -30,6 +31,44 @@ const NIL: u32 = u32::MAX;
 const HEAD: u32 = 0;
 /// Bytes before a tower's links: value offset (u64), value length, key length, height (u32s).
 const TOWER_HEADER: usize = 20;
+/// Most bytes one entry's tower takes besides its user key: the header, MAX_HEIGHT links, the
+/// 8-byte sequence and type, 3 bytes of padding.
+const TOWER_MOST: u64 = (TOWER_HEADER + 4 * MAX_HEIGHT + 8 + 3) as u64;
+/// What a wasm memtable's arenas hold before their first growth.
+const FIRST_GROWTH: usize = 64 << 10;
+
+/// The most bytes `entries` more towers with `user_key_bytes` of user keys add to towers
+/// `towers_len` long, if every node number then stays below NIL (towers under 16 GiB).
+fn tower_bytes_below_nil(towers_len: usize, entries: u64, user_key_bytes: u64) -> Option<u64> {
+    entries
+        .checked_mul(TOWER_MOST)
+        .and_then(|b| b.checked_add(user_key_bytes))
+        .filter(|b| {
+            b.checked_add(towers_len as u64)
+                .is_some_and(|end| end / 4 < NIL as u64)
+        })
+}
+
+/// Makes room in `v` for `additional` more bytes without aborting when memory runs out. The
+/// capacity doubles (at least to `FIRST_GROWTH`), but stops at `target` while the need is
+/// within it: an arena headed for the write buffer ends there, not at twice it.
+fn try_grow(
+    v: &mut Vec<u8>,
+    additional: usize,
+    target: usize,
+) -> std::result::Result<(), TryReserveError> {
+    let need = v.len().saturating_add(additional);
+    if need <= v.capacity() {
+        return Ok(());
+    }
+    let doubled = v.capacity().saturating_mul(2).max(FIRST_GROWTH);
+    let want = if need <= target {
+        doubled.min(target).max(need)
+    } else {
+        doubled.max(need)
+    };
+    v.try_reserve_exact(want - v.len())
+}
 
 /// The skiplist. A node is a *tower* at byte `4 * node` of `towers`, all fields little-endian:
 /// `[value offset: u64][value length: u32][key length: u32][height: u32][link 0 .. link
@@ -47,6 +86,9 @@ struct SkipList {
     /// Values, end to end.
     values: Vec<u8>,
     towers: Vec<u8>,
+    /// Capacities the arenas grow to before doubling past them (see `try_grow`).
+    towers_target: usize,
+    values_target: usize,
     /// Entries inserted.
     len: usize,
     height: usize,
@@ -59,13 +101,24 @@ struct SkipList {
 
 impl SkipList {
     fn new(arena_capacity: usize) -> Self {
-        // Reserve the values at the write buffer and the towers at 2/3 of it: 5/3 of it in
-        // all, as the layouts before reserved (in wasm every engine's memtables share 4 GiB:
-        // the abstract-level suite's open databases ran out at 4/3 for the towers). A tower is
-        // its key plus 20 + 4h bytes and pads to 4, so towers outgrow the reservation, and move
-        // once, only when values are shorter than about half the key plus 7 bytes.
-        let towers_capacity = arena_capacity / 3 * 2;
-        let mut towers = Vec::with_capacity(TOWER_HEADER + 4 * MAX_HEIGHT + towers_capacity);
+        // The values are headed for the write buffer and the towers for 2/3 of it: 5/3 of it
+        // in all, as the layouts before reserved. A tower is its key plus 20 + 4h bytes and
+        // pads to 4, so towers outgrow 2/3 only when values are shorter than about half the
+        // key plus 7 bytes. Native builds reserve it all now (untouched pages cost nothing),
+        // so filling never moves an arena. In wasm, every database of an instance shares 4 GiB
+        // of linear memory that grows but never shrinks: a memtable starts small and doubles
+        // (see `try_grow`), so an idle database holds kilobytes, not 5/3 of its write buffer
+        // (the abstract-level suite's open databases exhausted 4 GiB at 613 open memtables).
+        let towers_target = arena_capacity / 3 * 2;
+        let values_target = arena_capacity;
+        let first = |target: usize| {
+            if cfg!(target_arch = "wasm32") {
+                target.min(FIRST_GROWTH)
+            } else {
+                target
+            }
+        };
+        let mut towers = Vec::with_capacity(TOWER_HEADER + 4 * MAX_HEIGHT + first(towers_target));
         // The head: no value, an empty key, MAX_HEIGHT links.
         towers.extend_from_slice(&[0; 16]);
         towers.extend_from_slice(&(MAX_HEIGHT as u32).to_le_bytes());
@@ -74,8 +127,10 @@ impl SkipList {
         }
         debug_assert_eq!(towers.len(), TOWER_HEADER + 4 * MAX_HEIGHT);
         SkipList {
-            values: Vec::with_capacity(arena_capacity),
+            values: Vec::with_capacity(first(values_target)),
             towers,
+            towers_target: TOWER_HEADER + 4 * MAX_HEIGHT + towers_target,
+            values_target,
             len: 0,
             height: 1,
             // The head, as LevelDB's arena and node vectors counted it.
@@ -199,7 +254,7 @@ impl SkipList {
         self.values.extend_from_slice(value);
         debug_assert_eq!(self.towers.len() % 4, 0);
         let at = self.towers.len();
-        // MemTable::has_room_for kept every node number below NIL.
+        // MemTable::reserve kept every node number below NIL.
         debug_assert!(((at / 4) as u64) < NIL as u64);
         let node = (at / 4) as u32;
         self.towers.extend_from_slice(&value_off.to_le_bytes());
@@ -278,18 +333,44 @@ impl MemTable {
         self.list.write().unwrap().insert(seq, t, user_key, value);
     }
 
-    /// Whether `entries` more entries with `user_key_bytes` of user keys in all keep every
-    /// node number below NIL (towers under 16 GiB). The write path checks a whole batch before
-    /// it inserts any of it; only a memtable that is never flushed (a read-only open replaying
-    /// a huge log) could reach the limit.
-    pub fn has_room_for(&self, entries: u64, user_key_bytes: u64) -> bool {
-        let towers = self.list.read().unwrap().towers.len() as u64;
-        let most = (TOWER_HEADER + 4 * MAX_HEIGHT + 8 + 3) as u64;
-        entries
-            .checked_mul(most)
-            .and_then(|b| b.checked_add(user_key_bytes))
-            .and_then(|b| b.checked_add(towers))
-            .is_some_and(|end| end / 4 < NIL as u64)
+    /// Makes room for `entries` more entries with `user_key_bytes` of user keys and
+    /// `value_bytes` of values in all, so inserting them allocates nothing. The write path
+    /// reserves a whole batch before it logs any of it: a batch that does not fit is refused
+    /// whole, with an error instead of an abort, and leaves the database usable.
+    ///
+    /// Refused with `InvalidArgument` when node numbers would pass NIL (towers over 16 GiB:
+    /// only a memtable that is never flushed, a read-only open replaying a huge log, could get
+    /// there), with `OutOfMemory` when the allocator cannot grow an arena (in wasm, the
+    /// instance's 4 GiB).
+    pub fn reserve(&self, entries: u64, user_key_bytes: u64, value_bytes: u64) -> Result<()> {
+        let mut list = self.list.write().unwrap();
+        let towers = tower_bytes_below_nil(list.towers.len(), entries, user_key_bytes)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "a memtable holds at most 16 GiB of keys and links: a batch of {entries} entries ({user_key_bytes} bytes of keys) does not fit"
+                ))
+            })?;
+        let no_memory = |what: &str, bytes: u64, have: usize| {
+            Error::out_of_memory(format!(
+                "the memtable's {what} could not grow by {bytes} bytes (it holds {have}): a batch of {entries} entries refused whole; close other databases or write smaller batches"
+            ))
+        };
+        let list = &mut *list;
+        let (t, tt) = (list.towers_target, list.values_target);
+        let additional = usize::try_from(towers).unwrap_or(usize::MAX);
+        try_grow(&mut list.towers, additional, t)
+            .map_err(|_| no_memory("keys", towers, list.towers.len()))?;
+        let additional = usize::try_from(value_bytes).unwrap_or(usize::MAX);
+        try_grow(&mut list.values, additional, tt)
+            .map_err(|_| no_memory("values", value_bytes, list.values.len()))?;
+        Ok(())
+    }
+
+    /// Capacities of the tower and value arenas (for tests of `reserve`).
+    #[cfg(test)]
+    fn capacities(&self) -> (usize, usize) {
+        let list = self.list.read().unwrap();
+        (list.towers.capacity(), list.values.capacity())
     }
 
     /// The newest entry for `key.user_key()` with sequence <= the key's sequence.
@@ -570,20 +651,101 @@ mod tests {
     }
 
     #[test]
-    fn has_room_for_keeps_node_numbers_below_nil_to_the_byte() {
-        let mem = MemTable::new();
+    fn reserve_keeps_node_numbers_below_nil_to_the_byte() {
         // A new memtable's towers: the head's header and MAX_HEIGHT links.
         let head = (TOWER_HEADER + 4 * MAX_HEIGHT) as u64;
         assert_eq!(head, 68);
+        assert_eq!(
+            MemTable::new().list.read().unwrap().towers.len() as u64,
+            head
+        );
+        let h = head as usize;
         let limit = NIL as u64 * 4 - head;
-        assert!(mem.has_room_for(0, limit - 1));
-        assert!(!mem.has_room_for(0, limit));
-        let most = (TOWER_HEADER + 4 * MAX_HEIGHT + 8 + 3) as u64;
-        assert!(mem.has_room_for(1, limit - 1 - most));
-        assert!(!mem.has_room_for(1, limit - most));
-        assert!(!mem.has_room_for(u64::MAX, 0));
-        assert!(!mem.has_room_for(1, u64::MAX));
-        assert!(mem.has_room_for(1_000_000, 16_000_000));
+        assert_eq!(tower_bytes_below_nil(h, 0, limit - 1), Some(limit - 1));
+        assert_eq!(tower_bytes_below_nil(h, 0, limit), None);
+        assert_eq!(TOWER_MOST, 79);
+        assert_eq!(tower_bytes_below_nil(h, 1, limit - 1 - 79), Some(limit - 1));
+        assert_eq!(tower_bytes_below_nil(h, 1, limit - 79), None);
+        assert_eq!(tower_bytes_below_nil(h, u64::MAX, 0), None);
+        assert_eq!(tower_bytes_below_nil(h, 1, u64::MAX), None);
+        assert_eq!(
+            tower_bytes_below_nil(h, 1_000_000, 16_000_000),
+            Some(95_000_000)
+        );
+        // Through reserve: refused whole, as an invalid argument, before any allocation.
+        let mem = MemTable::new();
+        let e = mem.reserve(1, limit - 79, 0).unwrap_err();
+        assert_eq!(e.kind(), crate::error::ErrorKind::InvalidArgument);
+        assert!(e.message().contains("16 GiB"), "{e}");
+    }
+
+    #[test]
+    fn reserve_fails_cleanly_when_memory_runs_out_and_the_memtable_stays_usable() {
+        let mem = Arc::new(MemTable::with_capacity(1 << 20));
+        mem.add(1, ValueType::Value, b"before", b"v1");
+        // 2^60 bytes of values: beyond any address space, so the allocator refuses.
+        let e = mem.reserve(1, 5, 1 << 60).unwrap_err();
+        assert_eq!(e.kind(), crate::error::ErrorKind::OutOfMemory);
+        assert!(
+            e.message()
+                .contains("values could not grow by 1152921504606846976 bytes"),
+            "{e}"
+        );
+        // The towers stop at 16 GiB (an invalid argument first, tested above); an arena the
+        // allocator refuses is an error, not an abort, and leaves the vector as it was.
+        let mut v = vec![1u8, 2, 3];
+        assert!(try_grow(&mut v, 1 << 60, 1 << 20).is_err());
+        assert_eq!(v, [1, 2, 3]);
+        // Nothing changed: the entry before is there, and inserts go on.
+        assert_eq!(mem.len(), 1);
+        mem.reserve(1, 5, 2).unwrap();
+        mem.add(2, ValueType::Value, b"after", b"v2");
+        assert_eq!(
+            mem.get(&LookupKey::new(b"before", 9)),
+            MemGet::Found(b"v1".to_vec())
+        );
+        assert_eq!(
+            mem.get(&LookupKey::new(b"after", 9)),
+            MemGet::Found(b"v2".to_vec())
+        );
+    }
+
+    #[test]
+    fn reserved_arenas_grow_by_doubling_and_stop_at_their_targets() {
+        // Doubling from FIRST_GROWTH, held at the target while the need is within it.
+        let mut v = Vec::new();
+        try_grow(&mut v, 10, 1 << 20).unwrap();
+        assert_eq!(v.capacity(), FIRST_GROWTH);
+        v.resize(FIRST_GROWTH, 0);
+        try_grow(&mut v, 1, 1 << 20).unwrap();
+        assert_eq!(v.capacity(), 2 * FIRST_GROWTH);
+        v.resize(700_000, 0);
+        try_grow(&mut v, 300_000, 1 << 20).unwrap();
+        assert_eq!(v.capacity(), 1 << 20); // 1,048,576, not 2^21
+        v.resize(1 << 20, 0);
+        try_grow(&mut v, 1, 1 << 20).unwrap();
+        assert_eq!(v.capacity(), 1 << 21); // past the target: doubling again
+        try_grow(&mut v, 5 << 20, 1 << 20).unwrap();
+        assert_eq!(v.capacity(), 6 << 20); // a need beyond doubling: exactly the need
+                                           // A memtable reserved at 3 MB: native builds hold it all from the start, wasm builds
+                                           // start at FIRST_GROWTH and reach the same capacities as the entries come.
+        let mem = MemTable::with_capacity(3 << 20);
+        let head = TOWER_HEADER + 4 * MAX_HEIGHT;
+        let (towers, values) = mem.capacities();
+        if cfg!(target_arch = "wasm32") {
+            assert_eq!((towers, values), (head + FIRST_GROWTH, FIRST_GROWTH));
+        } else {
+            assert_eq!((towers, values), (head + (2 << 20), 3 << 20));
+        }
+        let value = [7u8; 1000];
+        for seq in 1..=3000u64 {
+            let key = format!("key{seq:06}");
+            mem.reserve(1, key.len() as u64, value.len() as u64)
+                .unwrap();
+            mem.add(seq, ValueType::Value, key.as_bytes(), &value);
+        }
+        // 3,000,000 bytes of values fit the 3 MiB target; the towers never reached 2 MiB.
+        assert_eq!(mem.capacities(), (head + (2 << 20), 3 << 20));
     }
 
     #[test]

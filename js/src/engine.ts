@@ -258,11 +258,77 @@ interface RunningExport {
   scratch: ExportScratch;
 }
 
+/** Handles of databases, cursors and exports, counted across every engine of this JS realm:
+ * a worker that replaces a stopped engine never hands out a handle the page still holds. */
+let nextHandle = 1;
+
+/** Every operation a link may call (local-link.ts dispatches these names, nothing else). */
+export const ENGINE_OPS: ReadonlySet<string> = new Set([
+  'open',
+  'get',
+  'getMany',
+  'put',
+  'del',
+  'write',
+  'iterator',
+  'nextv',
+  'seek',
+  'closeIterator',
+  'snapshot',
+  'releaseSnapshot',
+  'scan',
+  'decodeStats',
+  'terminateDecodeWorker',
+  'compactRange',
+  'flush',
+  'properties',
+  'recovery',
+  'dialect',
+  'close',
+  'openWorld',
+  'worldSummary',
+  'chunkList',
+  'chunkSplitKeys',
+  'chunkListPart',
+  'joinChunkParts',
+  'contentIdentity',
+  'reliefSamples',
+  'setReliefSamples',
+  'renderMap',
+  'surfaceTiles',
+  'chunkRecords',
+  'recordNbt',
+  'deleteChunks',
+  'pruneChunks',
+  'applyEdits',
+  'entities',
+  'deleteEntities',
+  'deleteEntity',
+  'recordSnbt',
+  'setRecordSnbt',
+  'levelDatSnbt',
+  'setLevelDatSnbt',
+  'snbtTree',
+  'exportMcworld',
+  'exportBegin',
+  'exportStep',
+  'exportCancel',
+  'exportFinish',
+  'importMcworld',
+  'dropMemStore',
+  'memoryBytes',
+]);
+
+/** Operations that still answer after the engine stopped: releasing what the caller holds
+ * (its databases, cursors and exports are already gone), and the memory figure. */
+const AFTER_STOP: ReadonlySet<string> = new Set(['close', 'closeIterator', 'exportCancel', 'memoryBytes']);
+
 export class Engine {
   private readonly dbs = new Map<number, OpenDb>();
   private readonly cursors = new Map<number, { cursor: WasmCursor; db: number }>();
   private readonly exports = new Map<number, RunningExport>();
-  private nextHandle = 1;
+  /** Handles below this one were handed out by engines before this one (see `nextHandle`). */
+  private readonly firstHandle = nextHandle;
 
   private pool: DecodePool | undefined;
 
@@ -273,7 +339,68 @@ export class Engine {
     private readonly decoders?: (size: number) => DecodePool,
     /** Decode workers of a database whose options name none (cores - 1 where `decoders`). */
     private readonly defaultDecodeWorkers = 0,
-  ) {}
+    /** Called once if the engine stops (see `stopped`): the host lets go of what the dead
+     * instance held (Node: its file descriptors and locks), so a new engine can open the
+     * same databases. */
+    private readonly onStop?: () => void,
+    /** The stopped engine this one replaces: calls with its handles fail with its error. */
+    private readonly predecessor?: Engine,
+  ) {
+    // Every operation goes through `guard`: a trap inside the wasm instance (`unreachable`
+    // after an allocation it could not make, or a bug) stops the engine instead of leaving
+    // later calls to run on whatever state the trap left behind.
+    for (const op of ENGINE_OPS) {
+      const method = (Engine.prototype as unknown as Record<string, unknown>)[op];
+      if (typeof method !== 'function') throw new Error(`Engine has no operation ${op}`);
+      const always = AFTER_STOP.has(op);
+      Object.defineProperty(this, op, { value: (...args: unknown[]) => this.guard(method as (...a: unknown[]) => unknown, args, always) });
+    }
+  }
+
+  /** Set once a call into the wasm instance trapped: the instance's memory may hold a half-made
+   * change and locks never released, so no later call may run in it. Its databases are dropped
+   * (writes acknowledged before the trap are in their logs: an open in a new engine recovers
+   * them), and every call fails with this error. */
+  stopped: StrataError | undefined;
+
+  private guard(method: (...a: unknown[]) => unknown, args: unknown[], always: boolean): unknown {
+    if (this.stopped && !always) throw this.stopped;
+    let value: unknown;
+    try {
+      value = method.apply(this, args);
+    } catch (e) {
+      throw this.failure(e);
+    }
+    if (value instanceof Promise) return value.catch((e: unknown) => Promise.reject(this.failure(e)));
+    return value;
+  }
+
+  /** `e` as the error to report: a wasm trap stops the engine and becomes `stopped`. */
+  private failure(e: unknown): unknown {
+    if (!(e instanceof WebAssembly.RuntimeError)) return e;
+    this.stop(e);
+    return this.stopped;
+  }
+
+  private stop(trap: WebAssembly.RuntimeError): void {
+    if (this.stopped) return;
+    this.stopped = new StrataError(
+      'LEVEL_IO_ERROR',
+      `Strata's WebAssembly engine stopped (${trap.message}): out of memory, or a bug in Strata. Its databases were dropped without closing (in-memory ones with it); writes acknowledged before this are in their logs, and an open (in a new engine) recovers them`,
+      { kind: 'EngineStopped', cause: trap },
+    );
+    const leases = [...this.dbs.values()].map((x) => x.lease);
+    for (const x of this.exports.values()) leases.push(x.lease);
+    for (const entry of this.dbs.values()) if (entry.idle !== undefined) clearTimeout(entry.idle);
+    this.dbs.clear();
+    this.cursors.clear();
+    this.exports.clear();
+    this.pool?.close();
+    this.pool = undefined;
+    // Browser stores close their handles here (the instance never will).
+    for (const lease of leases) void Promise.resolve(lease.release?.()).catch(() => {});
+    this.onStop?.();
+  }
 
   /** The decode workers, started on the first scan that wants them (shared by databases). */
   decodePool(size: number): DecodePool | undefined {
@@ -324,7 +451,7 @@ export class Engine {
         }
         throw e;
       }
-      const handle = this.nextHandle++;
+      const handle = nextHandle++;
       this.dbs.set(handle, { db, lease, decodeWorkers, cursors: new Set(), idle: undefined, exports: new Set() });
       this.scheduleIdle(handle);
       return handle;
@@ -341,8 +468,13 @@ export class Engine {
 
   private entry(handle: number): OpenDb {
     const entry = this.dbs.get(handle);
-    if (!entry) throw new StrataError('LEVEL_DATABASE_NOT_OPEN', 'Database is not open');
+    if (!entry) throw this.inherited(handle) ?? new StrataError('LEVEL_DATABASE_NOT_OPEN', 'Database is not open');
     return entry;
+  }
+
+  /** For a handle an engine before this one handed out: the error that stopped it. */
+  private inherited(handle: number): StrataError | undefined {
+    return handle < this.firstHandle ? this.predecessor?.stopped : undefined;
   }
 
   private db(handle: number): WasmDatabase {
@@ -366,7 +498,7 @@ export class Engine {
 
   private cursor(handle: number): WasmCursor {
     const c = this.cursors.get(handle);
-    if (!c) throw new StrataError('LEVEL_ITERATOR_NOT_OPEN', 'Iterator is not open');
+    if (!c) throw this.inherited(handle) ?? new StrataError('LEVEL_ITERATOR_NOT_OPEN', 'Iterator is not open');
     return c.cursor;
   }
 
@@ -396,7 +528,7 @@ export class Engine {
   iterator(h: number, spec: IteratorSpec): number {
     const entry = this.entry(h);
     const cursor = entry.db.iterator(spec);
-    const handle = this.nextHandle++;
+    const handle = nextHandle++;
     this.cursors.set(handle, { cursor, db: h });
     entry.cursors.add(handle);
     return handle;
@@ -590,7 +722,7 @@ export class Engine {
       await lease.release?.();
       throw new StrataError('LEVEL_DATABASE_NOT_OPEN', 'World is not open');
     }
-    const handle = this.nextHandle++;
+    const handle = nextHandle++;
     this.exports.set(handle, { exp, lease, db: h, scratch });
     entry.exports.add(handle);
     return handle;
@@ -598,7 +730,7 @@ export class Engine {
 
   private runningExport(eh: number): RunningExport {
     const x = this.exports.get(eh);
-    if (!x) throw new StrataError('LEVEL_DATABASE_NOT_OPEN', 'the export is not running (finished, cancelled or failed, or its world was closed)');
+    if (!x) throw this.inherited(eh) ?? new StrataError('LEVEL_DATABASE_NOT_OPEN', 'the export is not running (finished, cancelled or failed, or its world was closed)');
     return x;
   }
 
@@ -730,9 +862,12 @@ export class Engine {
       void (async () => {
         try {
           await entry.lease.prepare?.();
-          if (this.dbs.has(h) && entry.exports.size === 0 && entry.db.maintenance()) this.scheduleIdle(h);
-        } catch {
-          // The error is kept by the engine and reported by the next write.
+          if (this.stopped || !this.dbs.has(h) || entry.exports.size > 0) return;
+          if (entry.db.maintenance()) this.scheduleIdle(h);
+        } catch (e) {
+          // A trap stops the engine; any other error is kept by the engine and reported by
+          // the next write.
+          this.failure(e);
         }
       })();
     }, 0);

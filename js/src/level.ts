@@ -171,7 +171,9 @@ const Base = AbstractLevel as unknown as new (manifest: object, options?: object
 /** A Strata database behind the `abstract-level` interface. */
 export class StrataLevel extends Base {
   readonly location: string;
-  private readonly engine: Engine;
+  /** The engine of the current open: taken again at each open, so a database reopened after
+   * its engine stopped (node.ts's `getEngine`) runs in the new one. */
+  private engine: Engine;
   private handle: number | undefined;
   private readonly strataOptions: StrataLevelOptions;
 
@@ -205,6 +207,7 @@ export class StrataLevel extends Base {
     try {
       // abstract-level hands the constructor's options to open() again, merged with open()'s own.
       const o = engineOptions(fromClassicLevel({ ...this.strataOptions, ...options }));
+      this.engine = getEngine();
       this.handle = await this.engine.open(this.strataOptions.storage ?? 'fs', this.location, o);
     } catch (e) {
       throw toStrataError(e);

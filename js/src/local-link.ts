@@ -1,70 +1,14 @@
 // A `Link` that calls an in-process `Engine` directly (Node, and the worker side in browsers).
 
 import type { Link } from './db.js';
-import type { Engine, HostLease } from './engine.js';
+import { ENGINE_OPS, type Engine, type HostLease } from './engine.js';
 import { invalidArgument } from './errors.js';
 
 type Method = (...args: unknown[]) => unknown;
 
-const OPS = new Set([
-  'open',
-  'get',
-  'getMany',
-  'put',
-  'del',
-  'write',
-  'iterator',
-  'nextv',
-  'seek',
-  'closeIterator',
-  'snapshot',
-  'releaseSnapshot',
-  'scan',
-  'decodeStats',
-  'terminateDecodeWorker',
-  'compactRange',
-  'flush',
-  'properties',
-  'recovery',
-  'dialect',
-  'close',
-  'openWorld',
-  'worldSummary',
-  'chunkList',
-  'chunkSplitKeys',
-  'chunkListPart',
-  'joinChunkParts',
-  'contentIdentity',
-  'reliefSamples',
-  'setReliefSamples',
-  'renderMap',
-  'surfaceTiles',
-  'chunkRecords',
-  'recordNbt',
-  'deleteChunks',
-  'pruneChunks',
-  'applyEdits',
-  'entities',
-  'deleteEntities',
-  'deleteEntity',
-  'recordSnbt',
-  'setRecordSnbt',
-  'levelDatSnbt',
-  'setLevelDatSnbt',
-  'snbtTree',
-  'exportMcworld',
-  'exportBegin',
-  'exportStep',
-  'exportCancel',
-  'exportFinish',
-  'importMcworld',
-  'dropMemStore',
-  'memoryBytes',
-]);
-
 /** Runs one named engine operation now (only open/openWorld/close return promises). */
 export function dispatch(engine: Engine, op: string, args: unknown[]): unknown {
-  if (!OPS.has(op)) throw invalidArgument(`unknown operation ${op}`);
+  if (!ENGINE_OPS.has(op)) throw invalidArgument(`unknown operation ${op}`);
   return (engine as unknown as Record<string, Method>)[op]!.apply(engine, args);
 }
 

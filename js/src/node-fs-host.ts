@@ -31,8 +31,29 @@ function alive(pid: number): boolean {
 }
 
 export class NodeFsHost implements StorageHost {
+  /** Descriptors and locks handed to the engine and not yet given back (see `abandon`). */
+  private readonly fds = new Set<number>();
+  private readonly locks = new Set<unknown>();
+
   open(path: string, mode: 'r' | 'w' | 'a'): number {
-    return fs.openSync(path, mode);
+    const fd = fs.openSync(path, mode);
+    this.fds.add(fd);
+    return fd;
+  }
+
+  /** Closes every descriptor and releases every lock the engine still holds: its wasm
+   * instance stopped and will never close them (engine.ts's `stop`), and a new engine must be
+   * able to open the same databases. */
+  abandon(): void {
+    for (const fd of this.fds) {
+      try {
+        fs.closeSync(fd);
+      } catch {
+        // already gone
+      }
+    }
+    this.fds.clear();
+    for (const token of [...this.locks]) this.unlock(token);
   }
 
   read(fd: number, offset: number, buf: Uint8Array): number {
@@ -61,6 +82,7 @@ export class NodeFsHost implements StorageHost {
   }
 
   close(fd: number): void {
+    this.fds.delete(fd);
     fs.closeSync(fd);
   }
 
@@ -110,7 +132,9 @@ export class NodeFsHost implements StorageHost {
       if (holder !== undefined) throw hostError('ELOCKED', `${path} is locked by process ${holder}`);
       state.shared += 1;
       registry.set(key, state);
-      return { key, shared: true };
+      const token = { key, shared: true };
+      this.locks.add(token);
+      return token;
     }
     fs.closeSync(fs.openSync(path, 'a'));
     for (let attempt = 0; ; attempt++) {
@@ -136,7 +160,9 @@ export class NodeFsHost implements StorageHost {
     }
     state.exclusive = true;
     registry.set(key, state);
-    return { key, shared: false, owner };
+    const token = { key, shared: false, owner };
+    this.locks.add(token);
+    return token;
   }
 
   /** The pid holding `owner`, if that process still runs (or runs on another host). */
@@ -156,6 +182,7 @@ export class NodeFsHost implements StorageHost {
   }
 
   unlock(token: unknown): void {
+    if (token === null || !this.locks.delete(token)) return; // none taken, or released by abandon()
     const t = token as { key: string; shared: boolean; owner?: string };
     const state = registry.get(t.key);
     if (!state) return;

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 
-import { initSync, Database } from '../wasm/strata.js';
+import { initSync, Database, __wbg_reset_state } from '../wasm/strata.js';
 import { Db, type OpenOptions } from './db.js';
 import { DecodePool, type DecodePort } from './decode-pool.js';
 import { Engine, engineOptions, type HostLease, type StorageKind, type WasmModule } from './engine.js';
@@ -24,11 +24,22 @@ export * from './world.js';
 export * from './snbt-tree.js';
 
 let engine: Engine | undefined;
+let compiled: WebAssembly.Module | undefined;
 
-/** The process-wide engine (the wasm module is compiled once, on first use). */
+/** The process-wide engine (the wasm module is compiled once, on first use). After a trap
+ * stopped it (engine.ts's `stopped`: out of memory, or a bug), the next call resets the wasm
+ * instance (a fresh one, the dead one's memory left to the collector) and starts a new engine:
+ * databases the dead one held are released (`NodeFsHost.abandon`) and open again in it, their
+ * logs recovering what they had acknowledged. */
 export function getEngine(): Engine {
+  let predecessor: Engine | undefined;
+  if (engine?.stopped) {
+    __wbg_reset_state();
+    predecessor = engine;
+    engine = undefined;
+  }
   if (engine === undefined) {
-    const module = new WebAssembly.Module(fs.readFileSync(new URL('../wasm/strata_bg.wasm', import.meta.url)));
+    const module = (compiled ??= new WebAssembly.Module(fs.readFileSync(new URL('../wasm/strata_bg.wasm', import.meta.url))));
     initSync({ module });
     const host = new NodeFsHost();
     engine = new Engine(
@@ -41,6 +52,8 @@ export function getEngine(): Engine {
       },
       (size) => new DecodePool(() => nodeDecodePort(module), size),
       Math.max(0, (os.availableParallelism?.() ?? os.cpus().length) - 1),
+      () => host.abandon(),
+      predecessor,
     );
   }
   return engine;

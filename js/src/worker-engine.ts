@@ -6,7 +6,7 @@
 // Used by worker.ts (the package's own worker, answering messages) and by browser.ts directly
 // when the caller is itself a dedicated worker (no message hop per call).
 
-import init, { Database, zipFiles } from '../wasm/strata.js';
+import init, { Database, zipFiles, __wbg_reset_state } from '../wasm/strata.js';
 import { DecodePool, type DecodeAnswer, type DecodePort } from './decode-pool.js';
 import { Engine, type HostLease, type StorageKind, type WasmModule } from './engine.js';
 import { FilePickerHost } from './file-picker-host.js';
@@ -78,6 +78,9 @@ export function defaultStorage(): Promise<'opfs' | 'idb'> {
 }
 
 let ready: Promise<Engine> | undefined;
+/** The engine `ready` resolved to (to see whether it stopped). */
+let current: Engine | undefined;
+let compiled: WebAssembly.Module | undefined;
 
 /** A decode worker (decode-worker.ts) started from this worker, given the compiled module. */
 function browserDecodePort(module: WebAssembly.Module): DecodePort {
@@ -93,21 +96,34 @@ function browserDecodePort(module: WebAssembly.Module): DecodePort {
   };
 }
 
-/** The worker's one engine (one wasm instance), created on first use. Where this context can
- * start workers, scans get decode workers (cores - 1 by default). */
+/** The worker's engine (one wasm instance), created on first use. Where this context can
+ * start workers, scans get decode workers (cores - 1 by default). After a trap stopped it
+ * (engine.ts's `stopped`: out of memory, or a bug), the next call resets the wasm instance and
+ * starts a new engine: the stopped one released its stores' handles, so its databases open
+ * again in the new one; calls with the old handles fail with the error that stopped it. */
 function engine(): Promise<Engine> {
+  let predecessor: Engine | undefined;
+  if (current?.stopped) {
+    __wbg_reset_state();
+    predecessor = current;
+    current = undefined;
+    ready = undefined;
+  }
   ready ??= (async () => {
     const url = new URL('../wasm/strata_bg.wasm', import.meta.url);
-    const module = await WebAssembly.compileStreaming(fetch(url)).catch(async () => WebAssembly.compile(await (await fetch(url)).arrayBuffer()));
+    const module = (compiled ??= await WebAssembly.compileStreaming(fetch(url)).catch(async () => WebAssembly.compile(await (await fetch(url)).arrayBuffer())));
     await init({ module_or_path: module });
     const canSpawn = typeof Worker === 'function';
     const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 1;
-    return new Engine(
+    current = new Engine(
       { Database } as unknown as WasmModule,
       hostFor,
       canSpawn ? (size) => new DecodePool(() => browserDecodePort(module), size) : undefined,
       canSpawn ? Math.max(0, cores - 1) : 0,
+      undefined,
+      predecessor,
     );
+    return current;
   })();
   return ready;
 }

@@ -162,6 +162,12 @@ impl DbInner {
         let mut log = st.log.take();
         let mem = st.mem.clone();
         drop(st);
+        // Room in the memtable first: a batch it cannot hold (out of memory) is refused whole,
+        // before the log has it, and the database stays writable.
+        if let Err(e) = batch.reserve_in(&mem) {
+            self.state.lock().unwrap().log = log;
+            return Err(e);
+        }
         let mut result = Ok(());
         if use_wal {
             if let Some(log) = log.as_mut() {
@@ -174,7 +180,7 @@ impl DbInner {
             }
         }
         if result.is_ok() {
-            result = batch.insert_into(&mem);
+            result = batch.insert_reserved(&mem);
         }
         let mut st = self.state.lock().unwrap();
         st.log = log;

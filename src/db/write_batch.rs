@@ -171,18 +171,21 @@ impl WriteBatch {
         self.iterate(&mut Keys(f))
     }
 
-    pub fn insert_into(&self, mem: &MemTable) -> Result<()> {
-        // A first pass checks the whole batch (and sizes it), so a bad or oversized batch
-        // inserts nothing.
+    /// Makes room in `mem` for this whole batch (`MemTable::reserve`), checking it entry by
+    /// entry: after it, `insert_into` allocates nothing. The write path calls it before it logs
+    /// the batch, so a batch refused for memory leaves neither the log nor the memtable changed.
+    pub fn reserve_in(&self, mem: &MemTable) -> Result<()> {
         #[derive(Default)]
         struct Count {
             entries: u64,
             key_bytes: u64,
+            value_bytes: u64,
         }
         impl BatchHandler for Count {
-            fn put(&mut self, key: &[u8], _: &[u8]) {
+            fn put(&mut self, key: &[u8], value: &[u8]) {
                 self.entries += 1;
                 self.key_bytes += key.len() as u64;
+                self.value_bytes += value.len() as u64;
             }
             fn delete(&mut self, key: &[u8]) {
                 self.entries += 1;
@@ -191,12 +194,19 @@ impl WriteBatch {
         }
         let mut count = Count::default();
         self.iterate(&mut count)?;
-        if !mem.has_room_for(count.entries, count.key_bytes) {
-            return Err(Error::invalid_argument(format!(
-                "a memtable holds at most 16 GiB of keys and links: a batch of {} entries ({} bytes of keys) does not fit",
-                count.entries, count.key_bytes
-            )));
-        }
+        mem.reserve(count.entries, count.key_bytes, count.value_bytes)
+    }
+
+    pub fn insert_into(&self, mem: &MemTable) -> Result<()> {
+        // A first pass checks the whole batch and reserves its room, so a bad, oversized or
+        // unaffordable batch inserts nothing.
+        self.reserve_in(mem)?;
+        self.insert_reserved(mem)
+    }
+
+    /// Inserts the batch into `mem`, whose room `reserve_in` made (the write path reserves
+    /// before it logs, then inserts: one pass each).
+    pub fn insert_reserved(&self, mem: &MemTable) -> Result<()> {
         struct Inserter<'a> {
             mem: &'a MemTable,
             seq: SequenceNumber,

@@ -35,8 +35,11 @@ fn level_code(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::NotFound => "LEVEL_NOT_FOUND",
         ErrorKind::Corruption => "LEVEL_CORRUPTION",
-        // `kind` says more for these two (`NoSpace`, `Internal`: a broken invariant, a bug).
-        ErrorKind::Io | ErrorKind::NoSpace | ErrorKind::Internal => "LEVEL_IO_ERROR",
+        // `kind` says more for these (`NoSpace`, `OutOfMemory`, `Internal`: a broken
+        // invariant, a bug).
+        ErrorKind::Io | ErrorKind::NoSpace | ErrorKind::OutOfMemory | ErrorKind::Internal => {
+            "LEVEL_IO_ERROR"
+        }
         ErrorKind::InvalidArgument => "LEVEL_INVALID_ARGUMENT",
         ErrorKind::Locked => "LEVEL_LOCKED",
         ErrorKind::NotSupported => "LEVEL_NOT_SUPPORTED",
