@@ -334,7 +334,8 @@ impl MemTable {
     }
 
     /// Makes room for `entries` more entries with `user_key_bytes` of user keys and
-    /// `value_bytes` of values in all, so inserting them allocates nothing. The write path
+    /// `value_bytes` of values in all, the longest key `longest_key` bytes, so inserting them
+    /// allocates nothing (the insert's key buffer included). The write path
     /// reserves a whole batch before it logs any of it: a batch that does not fit is refused
     /// whole, with an error instead of an abort, and leaves the database usable.
     ///
@@ -342,7 +343,13 @@ impl MemTable {
     /// only a memtable that is never flushed, a read-only open replaying a huge log, could get
     /// there), with `OutOfMemory` when the allocator cannot grow an arena (in wasm, the
     /// instance's 4 GiB).
-    pub fn reserve(&self, entries: u64, user_key_bytes: u64, value_bytes: u64) -> Result<()> {
+    pub fn reserve(
+        &self,
+        entries: u64,
+        user_key_bytes: u64,
+        value_bytes: u64,
+        longest_key: u64,
+    ) -> Result<()> {
         let mut list = self.list.write().unwrap();
         let towers = tower_bytes_below_nil(list.towers.len(), entries, user_key_bytes)
             .ok_or_else(|| {
@@ -363,6 +370,14 @@ impl MemTable {
         let additional = usize::try_from(value_bytes).unwrap_or(usize::MAX);
         try_grow(&mut list.values, additional, tt)
             .map_err(|_| no_memory("values", value_bytes, list.values.len()))?;
+        // The insert builds each internal key (user key + 8) in `scratch` first.
+        let key = usize::try_from(longest_key.saturating_add(8)).unwrap_or(usize::MAX);
+        if list.scratch.capacity() < key {
+            list.scratch.clear();
+            list.scratch
+                .try_reserve_exact(key)
+                .map_err(|_| no_memory("key buffer", key as u64, 0))?;
+        }
         Ok(())
     }
 
@@ -674,7 +689,7 @@ mod tests {
         );
         // Through reserve: refused whole, as an invalid argument, before any allocation.
         let mem = MemTable::new();
-        let e = mem.reserve(1, limit - 79, 0).unwrap_err();
+        let e = mem.reserve(1, limit - 79, 0, 0).unwrap_err();
         assert_eq!(e.kind(), crate::error::ErrorKind::InvalidArgument);
         assert!(e.message().contains("16 GiB"), "{e}");
     }
@@ -684,7 +699,7 @@ mod tests {
         let mem = Arc::new(MemTable::with_capacity(1 << 20));
         mem.add(1, ValueType::Value, b"before", b"v1");
         // 2^60 bytes of values: beyond any address space, so the allocator refuses.
-        let e = mem.reserve(1, 5, 1 << 60).unwrap_err();
+        let e = mem.reserve(1, 5, 1 << 60, 5).unwrap_err();
         assert_eq!(e.kind(), crate::error::ErrorKind::OutOfMemory);
         assert!(
             e.message()
@@ -696,9 +711,19 @@ mod tests {
         let mut v = vec![1u8, 2, 3];
         assert!(try_grow(&mut v, 1 << 60, 1 << 20).is_err());
         assert_eq!(v, [1, 2, 3]);
+        // The insert's key buffer too (user key + 8 bytes, built before the tower).
+        let e = mem.reserve(1, 0, 0, 1 << 60).unwrap_err();
+        assert_eq!(e.kind(), crate::error::ErrorKind::OutOfMemory);
+        assert!(
+            e.message()
+                .contains("key buffer could not grow by 1152921504606846984 bytes"),
+            "{e}"
+        );
+        mem.reserve(1, 0, 0, 300).unwrap();
+        assert!(mem.list.read().unwrap().scratch.capacity() >= 308);
         // Nothing changed: the entry before is there, and inserts go on.
         assert_eq!(mem.len(), 1);
-        mem.reserve(1, 5, 2).unwrap();
+        mem.reserve(1, 5, 2, 5).unwrap();
         mem.add(2, ValueType::Value, b"after", b"v2");
         assert_eq!(
             mem.get(&LookupKey::new(b"before", 9)),
@@ -740,8 +765,8 @@ mod tests {
         let value = [7u8; 1000];
         for seq in 1..=3000u64 {
             let key = format!("key{seq:06}");
-            mem.reserve(1, key.len() as u64, value.len() as u64)
-                .unwrap();
+            let k = key.len() as u64;
+            mem.reserve(1, k, value.len() as u64, k).unwrap();
             mem.add(seq, ValueType::Value, key.as_bytes(), &value);
         }
         // 3,000,000 bytes of values fit the 3 MiB target; the towers never reached 2 MiB.

@@ -205,10 +205,12 @@ const yieldNow: () => Promise<void> = (() => {
 
 /** Runs `cursor` to its end with the pool decoding the readahead's runs (lent between steps,
  * their blocks delivered as they come back). `alive()` says whether the database is still
- * open (answers after a close are dropped). */
+ * open (answers after a close are dropped, and nothing more is asked of the database: after
+ * its engine stopped, its wasm instance may be dead or replaced). */
 async function stepWithDecoders(db: ScanTarget, cursor: Stepper, pool: DecodePool, alive: () => boolean): Promise<void> {
   let inflight = 0;
   for (;;) {
+    if (!alive()) throw Object.assign(new Error('Database is not open'), { code: 'LEVEL_DATABASE_NOT_OPEN' });
     const room = pool.capacity - inflight;
     if (room > 0) {
       for (const run of unpackLent(db.lendRuns(room))) {
@@ -222,30 +224,31 @@ async function stepWithDecoders(db: ScanTarget, cursor: Stepper, pool: DecodePoo
       }
     }
     if (cursor.step(STEP_BYTES)) return;
-    if (!alive()) throw Object.assign(new Error('Database is not open'), { code: 'LEVEL_DATABASE_NOT_OPEN' });
     await yieldNow();
   }
 }
 
-/** A full scan with the pool decoding the readahead's runs: the figures `scan()` gives. */
-export async function scanWithDecoders(db: ScanTarget, pool: DecodePool, alive: () => boolean): Promise<number[]> {
+/** A full scan with the pool decoding the readahead's runs: the figures `scan()` gives.
+ * `instanceLive()` is false once the engine stopped: the cursor is then never freed (its
+ * instance is dead, or replaced by one where its pointer means nothing). */
+export async function scanWithDecoders(db: ScanTarget, pool: DecodePool, alive: () => boolean, instanceLive: () => boolean): Promise<number[]> {
   const cursor = db.scanCursor();
   try {
     await stepWithDecoders(db, cursor, pool, alive);
     return [...cursor.figures()];
   } finally {
-    cursor.free();
+    if (instanceLive()) cursor.free();
   }
 }
 
 /** `chunkList(dimension, true)` with the pool decoding the pass's runs, each block handed back
  * with only the records the pass reads: the same list, and the same samples kept. */
-export async function chunkListWithDecoders(db: ScanTarget, dimension: number, pool: DecodePool, alive: () => boolean): Promise<Int32Array> {
+export async function chunkListWithDecoders(db: ScanTarget, dimension: number, pool: DecodePool, alive: () => boolean, instanceLive: () => boolean): Promise<Int32Array> {
   const cursor = db.chunkListCursor(dimension);
   try {
     await stepWithDecoders(db, cursor, pool, alive);
     return db.chunkListFinish(cursor);
   } finally {
-    cursor.free();
+    if (instanceLive()) cursor.free();
   }
 }

@@ -228,6 +228,9 @@ export interface HostLease {
   prepared?(): boolean;
   settle?(): Promise<void>;
   release?(): Promise<void> | void;
+  /** The engine stopped (see `Engine.stopped`): let go of what its dead instance held in this
+   * storage (a caller's own Node host: its descriptors and locks). */
+  abandon?(): void;
   /** A file of the storage as a Blob that stays readable after the release (browser stores:
    * an OPFS file's own `File`, without copying it into memory). */
   blob?(path: string): Promise<Blob>;
@@ -320,8 +323,9 @@ export const ENGINE_OPS: ReadonlySet<string> = new Set([
 ]);
 
 /** Operations that still answer after the engine stopped: releasing what the caller holds
- * (its databases, cursors and exports are already gone), and the memory figure. */
-const AFTER_STOP: ReadonlySet<string> = new Set(['close', 'closeIterator', 'exportCancel', 'memoryBytes']);
+ * (its databases, cursors, snapshots and exports are already gone: they do nothing), and the
+ * memory figure. */
+const AFTER_STOP: ReadonlySet<string> = new Set(['close', 'closeIterator', 'releaseSnapshot', 'exportCancel', 'memoryBytes']);
 
 export class Engine {
   private readonly dbs = new Map<number, OpenDb>();
@@ -375,6 +379,13 @@ export class Engine {
     return value;
   }
 
+  /** Throws `stopped` once the engine stopped: called after every await before a wasm object
+   * is touched again (a call into the dead instance could write a half-made change to storage;
+   * `free()` on one of its objects after the reset would free memory of the new instance). */
+  private live(): void {
+    if (this.stopped) throw this.stopped;
+  }
+
   /** `e` as the error to report: a wasm trap stops the engine and becomes `stopped`. */
   private failure(e: unknown): unknown {
     if (!(e instanceof WebAssembly.RuntimeError)) return e;
@@ -398,7 +409,14 @@ export class Engine {
     this.pool?.close();
     this.pool = undefined;
     // Browser stores close their handles here (the instance never will).
-    for (const lease of leases) void Promise.resolve(lease.release?.()).catch(() => {});
+    for (const lease of leases) {
+      try {
+        lease.abandon?.();
+      } catch {
+        // a caller's host: nothing more to do for it
+      }
+      void Promise.resolve(lease.release?.()).catch(() => {});
+    }
     this.onStop?.();
   }
 
@@ -437,20 +455,25 @@ export class Engine {
   ): Promise<number> {
     const lease = await this.hosts(kind, location, extra);
     try {
+      this.live();
       await lease.prepare?.();
+      this.live();
       const db = opener(lease.host);
       try {
         await lease.settle?.();
       } catch (e) {
-        try {
-          db.close();
-        } catch {
-          // the settle's error is the one to report
-        } finally {
-          db.free();
+        if (!this.stopped) {
+          try {
+            db.close();
+          } catch {
+            // the settle's error is the one to report
+          } finally {
+            db.free();
+          }
         }
         throw e;
       }
+      this.live();
       const handle = nextHandle++;
       this.dbs.set(handle, { db, lease, decodeWorkers, cursors: new Set(), idle: undefined, exports: new Set() });
       this.scheduleIdle(handle);
@@ -564,7 +587,7 @@ export class Engine {
     const entry = this.entry(h);
     const pool = this.decodePool(entry.decodeWorkers);
     if (!pool) return Array.from(entry.db.scan());
-    return scanWithDecoders(entry.db, pool, () => this.dbs.get(h) === entry);
+    return scanWithDecoders(entry.db, pool, () => this.dbs.get(h) === entry, () => !this.stopped).catch((e: unknown) => Promise.reject(this.stopped ?? e));
   }
 
   /** Readahead counters of database `h` (null without decode workers) and the pool's. */
@@ -613,7 +636,7 @@ export class Engine {
     const entry = this.entry(h);
     const pool = reliefSamples === true ? this.decodePool(entry.decodeWorkers) : undefined;
     if (!pool) return entry.db.chunkList(dimension, reliefSamples === true);
-    return chunkListWithDecoders(entry.db, dimension, pool, () => this.dbs.get(h) === entry);
+    return chunkListWithDecoders(entry.db, dimension, pool, () => this.dbs.get(h) === entry, () => !this.stopped).catch((e: unknown) => Promise.reject(this.stopped ?? e));
   }
 
   chunkSplitKeys(h: number, parts: number, minBytes: number): Uint8Array {
@@ -708,9 +731,12 @@ export class Engine {
     const lease = await this.hosts(scratch.kind, scratch.location, extra);
     let exp: WasmExport;
     try {
+      this.live();
       await lease.prepare?.();
+      this.live();
       exp = entry.db.exportBegin(lease.host, scratch.dir);
       await lease.settle?.();
+      this.live();
     } catch (e) {
       await lease.release?.();
       throw e;
@@ -740,8 +766,10 @@ export class Engine {
     const x = this.runningExport(eh);
     try {
       await x.lease.prepare?.();
+      this.live();
       const finished = x.exp.step(budget);
       await x.lease.settle?.();
+      this.live();
       return { ...x.exp.progress(), finished };
     } catch (e) {
       await this.endExport(eh, false);
@@ -764,6 +792,7 @@ export class Engine {
       const p = x.exp.progress();
       if (p.phase !== 'done') throw invalidArgument('export: the zip is not complete yet');
       await x.lease.prepare?.();
+      this.live();
       if (to !== undefined) {
         x.exp.finishTo(to);
         await x.lease.settle?.();
@@ -793,6 +822,7 @@ export class Engine {
       if (!keep) {
         await x.lease.prepare?.().catch(() => {});
         try {
+          this.live();
           x.exp.cancel();
           await x.lease.settle?.();
         } catch {
@@ -805,7 +835,7 @@ export class Engine {
         }
       }
     } finally {
-      x.exp.free();
+      if (!this.stopped) x.exp.free();
       await x.lease.release?.();
       if (!keep) await x.lease.destroy?.().catch(() => {});
       const entry = this.dbs.get(x.db);
@@ -843,6 +873,11 @@ export class Engine {
     if (entry.idle !== undefined) clearTimeout(entry.idle);
     for (const it of entry.cursors) this.closeIterator(it);
     for (const eh of entry.exports) await this.endExport(eh, false);
+    if (this.stopped) {
+      // Stopped meanwhile: this database was no longer in `dbs` for `stop` to release.
+      await entry.lease.release?.();
+      return;
+    }
     try {
       entry.db.close();
     } finally {

@@ -82,7 +82,8 @@ export class NodeFsHost implements StorageHost {
   }
 
   close(fd: number): void {
-    this.fds.delete(fd);
+    // Not ours (any more): `abandon` closed it, and the number may since name another file.
+    if (!this.fds.delete(fd)) return;
     fs.closeSync(fd);
   }
 

@@ -47,7 +47,9 @@ export function getEngine(): Engine {
       (kind: StorageKind, _location: string, extra: unknown): HostLease => {
         if (kind === 'fs') return { host, removeDir: (p) => fs.rmSync(p, { recursive: true, force: true }) };
         if (kind === 'mem') return { host: undefined };
-        if (kind === 'host') return { host: extra as StorageHost };
+        // A caller's host that can abandon (a NodeFsHost or one derived from it) lets go of
+        // the dead instance's descriptors and locks when the engine stops.
+        if (kind === 'host') return { host: extra as StorageHost, abandon: () => (extra as { abandon?: () => void }).abandon?.() };
         throw invalidArgument(`storage '${kind}' is only available in browsers`);
       },
       (size) => new DecodePool(() => nodeDecodePort(module), size),

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect, test } from 'vitest';
 
-import { getEngine, open, StrataError } from '../dist/node.js';
+import { getEngine, NodeFsHost, open, StrataError } from '../dist/node.js';
 import { tempDir } from './helpers.js';
 
 const GiB = 2 ** 30;
@@ -34,8 +34,21 @@ test('out of wasm memory: one write fails alone, a trap stops the engine, an ope
   const dir = tempDir('oom');
   const a = await open(path.join(dir, 'a'));
   const b = await open(path.join(dir, 'b'));
+  // A third through the caller's own host (its locks are the caller's to abandon).
+  const host = new NodeFsHost();
+  const c = await open(path.join(dir, 'c'), { storage: 'host', host });
   await a.put('a1', 'one');
   await b.put('b1', 'two');
+  await c.put('c1', 'three');
+  const snap = await c.snapshot();
+  // A fourth with a scan in flight when the trap comes: 32 MiB in tables, scanned in 256 KiB
+  // steps with a decode worker, so the scan is waiting between steps.
+  const d = await open(path.join(dir, 'd'), { decodeWorkers: 1 });
+  const value = new Uint8Array(1024).map((_, i) => (i * 7919) % 251);
+  for (let i = 0; i < 32; i++) {
+    await d.batch(Array.from({ length: 1024 }, (_, j) => ({ type: 'put' as const, key: `d${String(i * 1024 + j).padStart(6, '0')}`, value })));
+  }
+  await d.compactRange();
 
   // 1.5 GiB: copied in (1.5), framed as a batch (3), then the memtable's 1.5 more passes 4 GiB.
   const big = new Uint8Array(1.5 * GiB);
@@ -53,6 +66,7 @@ test('out of wasm memory: one write fails alone, a trap stops the engine, an ope
   // 3.5 GiB cannot be copied into the instance at all: wasm-bindgen's allocation aborts, a trap.
   const huge = new Uint8Array(3.5 * GiB);
   const stoppedBy = getEngine();
+  const scan = d.scan();
   const trap = await rejection(b.put('too-big', huge));
   expect(trap.code).toBe('LEVEL_IO_ERROR');
   expect(trap.kind).toBe('EngineStopped');
@@ -63,7 +77,13 @@ test('out of wasm memory: one write fails alone, a trap stops the engine, an ope
   for (const call of [() => a.get('a1'), () => b.get('b1'), () => a.put('a3', 'x'), () => b.properties()]) {
     expect(await rejection(call())).toBe(trap);
   }
+  // The scan stops at its next step with the same error, its cursor never freed into the
+  // instance that will replace the dead one.
+  expect(await rejection(scan)).toBe(trap);
+  await d.close();
   await a.close(); // released what it could; `b` is left open, its lock held by the dead engine
+  await snap.release(); // releasing after the stop does nothing, and does not fail
+  await c.close();
 
   // A new instance: its memory starts over, and both databases open again with their writes.
   const a2 = await open(path.join(dir, 'a'));
@@ -82,8 +102,16 @@ test('out of wasm memory: one write fails alone, a trap stops the engine, an ope
   expect(await rejection(b.get('b1'))).toBe(trap);
   await b.close();
   await b2.put('b2', 'in the new engine');
+  const c2 = await open(path.join(dir, 'c'), { storage: 'host', host });
+  expect(await text(c2, 'c1')).toBe('three');
+  const d2 = await open(path.join(dir, 'd'), { decodeWorkers: 1 });
+  expect((await d2.scan()).entries).toBe(32 * 1024);
+  await d2.close();
   await a2.close();
   await b2.close();
+  await c2.close();
   // No lock owner files left behind: the dead engine's locks were released.
-  expect(fs.readdirSync(path.join(dir, 'b')).filter((f) => f.startsWith('LOCK'))).toEqual(['LOCK']);
+  for (const name of ['a', 'b', 'c']) {
+    expect(fs.readdirSync(path.join(dir, name)).filter((f) => f.startsWith('LOCK'))).toEqual(['LOCK']);
+  }
 });

@@ -180,21 +180,27 @@ impl WriteBatch {
             entries: u64,
             key_bytes: u64,
             value_bytes: u64,
+            longest_key: u64,
         }
         impl BatchHandler for Count {
             fn put(&mut self, key: &[u8], value: &[u8]) {
-                self.entries += 1;
-                self.key_bytes += key.len() as u64;
+                self.delete(key);
                 self.value_bytes += value.len() as u64;
             }
             fn delete(&mut self, key: &[u8]) {
                 self.entries += 1;
                 self.key_bytes += key.len() as u64;
+                self.longest_key = self.longest_key.max(key.len() as u64);
             }
         }
         let mut count = Count::default();
         self.iterate(&mut count)?;
-        mem.reserve(count.entries, count.key_bytes, count.value_bytes)
+        mem.reserve(
+            count.entries,
+            count.key_bytes,
+            count.value_bytes,
+            count.longest_key,
+        )
     }
 
     pub fn insert_into(&self, mem: &MemTable) -> Result<()> {
