@@ -61,7 +61,8 @@ brew_install() {
 
 # WebAssembly toolchain (DESIGN.md §6): the wasm32 target, wasm-bindgen-cli pinned to the
 # `wasm-bindgen` version in Cargo.toml (scripts/build-wasm.sh runs cargo and wasm-bindgen
-# itself: no wasm-pack). A cargo install takes minutes: only when missing. wasm-opt comes from npm's binaryen (js/ devDependencies), never from Debian.
+# itself: no wasm-pack). A cargo install takes minutes: only when missing. wasm-opt comes
+# from npm's binaryen (js/ devDependencies), never from Debian.
 WASM_BINDGEN_VERSION=$(sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' Cargo.toml)
 export PATH="$HOME/.cargo/bin:$PATH"
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
