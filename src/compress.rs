@@ -9,9 +9,14 @@
 //!
 //! Id 2 is ambiguous between the dialects, so the reader decides by the payload: a Zstd frame
 //! starts with `28 B5 2F FD`, anything else is treated as zlib. Every decoder is bounded by a
-//! caller-given limit on the decompressed size, checked before allocation where the format
-//! states a size (Snappy, Zstd window) and while inflating where it does not (deflate), so a
-//! hostile block cannot allocate more than the limit.
+//! limit on the decompressed size, checked before allocation where the format states a size
+//! (Snappy, Zstd window) and while inflating where it does not (deflate). The limit is the
+//! larger of the caller's (`max_block_size`, 16 MiB by default) and the most the block's codec
+//! can make of its stored bytes (`most_from`): LevelDB writes a value of any size as one block,
+//! so a table holding a 256 MiB value has a 256 MiB block, and it reads back (it was refused as
+//! corruption before). A hostile block therefore costs at most its codec's expansion of bytes
+//! that really are in the file (Snappy 22x, deflate 1032x), and an output past the caller's
+//! limit is reserved fallibly: out of memory is an `OutOfMemory` error, never an abort.
 //!
 //! Inflate (ids 2 and 4) uses the decoder measured fastest per target (bench/inflate, decode
 //! only, one core), through one code path with the same limit, truncation, trailing-byte and
@@ -76,9 +81,16 @@ impl CompressionType {
 
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
-/// Decompresses a block payload whose trailer says `id`, refusing output over `limit` bytes.
-/// The error is a `Corruption` without file context (the caller adds it).
+/// Decompresses a block payload whose trailer says `id`, refusing output over the larger of
+/// `limit` and `most_from(id, input.len())` bytes. The error is a `Corruption` without file
+/// context (the caller adds it), or `OutOfMemory` for an output past `limit` that cannot be
+/// allocated.
 pub fn decompress(id: u8, input: &[u8], limit: usize) -> Result<Vec<u8>> {
+    let floor = limit;
+    let limit = limit.max(most_from(id, input.len()));
+    if input.len() > floor {
+        room_for(input.len(), floor)?;
+    }
     match id {
         0 => {
             if input.len() > limit {
@@ -86,10 +98,10 @@ pub fn decompress(id: u8, input: &[u8], limit: usize) -> Result<Vec<u8>> {
             }
             Ok(crate::util::buffer_pool::copy_of(input))
         }
-        1 => decompress_snappy(input, limit),
-        2 if input.starts_with(&ZSTD_MAGIC) => decompress_zstd(input, limit),
-        2 => inflate(input, limit, true),
-        4 => inflate(input, limit, false),
+        1 => decompress_snappy(input, limit, floor),
+        2 if input.starts_with(&ZSTD_MAGIC) => decompress_zstd(input, limit, floor),
+        2 => inflate(input, limit, floor, true),
+        4 => inflate(input, limit, floor, false),
         other => Err(Error::corruption(format!(
             "unknown block compression type {other}"
         ))),
@@ -132,18 +144,47 @@ pub fn compress(kind: CompressionType, input: &[u8], out: &mut Vec<u8>) -> bool 
     }
 }
 
+/// The most a block of codec `id` can decompress to from `stored` bytes: Snappy emits at most
+/// 64 bytes per 3-byte copy (21.3x), deflate 258 bytes per two bits (1032x), a Zstd RLE block
+/// 128 KiB from 4 bytes. An uncompressed block is its bytes.
+pub fn most_from(id: u8, stored: usize) -> usize {
+    let ratio = match id {
+        0 => 1,
+        1 => 22,
+        2 | 4 => 1032,
+        _ => 32 * 1024,
+    };
+    stored.saturating_mul(ratio)
+}
+
+/// Checks that `n` bytes of output can be allocated when `n` is past `floor` (the caller's
+/// limit, under which blocks are taken as usual): a large block must not abort the process
+/// (or trap a wasm instance) where memory is short.
+pub(crate) fn room_for(n: usize, floor: usize) -> Result<()> {
+    if n <= floor {
+        return Ok(());
+    }
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(n).map_err(|_| {
+        Error::out_of_memory(format!(
+            "a block of {n} bytes could not be allocated to decompress"
+        ))
+    })
+}
+
 fn too_big(claimed: u64, limit: usize) -> Error {
     Error::corruption(format!(
         "block decompresses to {claimed} bytes, over the {limit}-byte limit"
     ))
 }
 
-fn decompress_snappy(input: &[u8], limit: usize) -> Result<Vec<u8>> {
+fn decompress_snappy(input: &[u8], limit: usize, floor: usize) -> Result<Vec<u8>> {
     let len = snap::raw::decompress_len(input)
         .map_err(|e| Error::corruption(format!("bad snappy block: {e}")))?;
     if len > limit {
         return Err(too_big(len as u64, limit));
     }
+    room_for(len, floor)?;
     // Snappy writes all `len` bytes or fails; on failure the buffer is dropped unread.
     let mut out = crate::util::buffer_pool::take(len);
     let n = snap::raw::Decoder::new()
@@ -155,11 +196,11 @@ fn decompress_snappy(input: &[u8], limit: usize) -> Result<Vec<u8>> {
 
 /// Inflates a zlib (`zlib_header`) or raw deflate block: libdeflate in wasm and in a default
 /// native build, zlib-rs in a pure-Rust native build (the module comment has the measurements).
-fn inflate(input: &[u8], limit: usize, zlib_header: bool) -> Result<Vec<u8>> {
+fn inflate(input: &[u8], limit: usize, floor: usize, zlib_header: bool) -> Result<Vec<u8>> {
     #[cfg(any(target_arch = "wasm32", feature = "libdeflate"))]
-    return inflate_libdeflate(input, limit, zlib_header);
+    return inflate_libdeflate(input, limit, floor, zlib_header);
     #[cfg(not(any(target_arch = "wasm32", feature = "libdeflate")))]
-    return inflate_zlib_rs(input, limit, zlib_header);
+    return inflate_zlib_rs(input, limit, floor, zlib_header);
 }
 
 fn past_limit(what: &str, limit: usize) -> Error {
@@ -177,7 +218,12 @@ fn past_limit(what: &str, limit: usize) -> Error {
 /// capacity. Bytes after the end of the stream are ignored, as zlib's `uncompress` does. The
 /// same code natively and in wasm (where `thread_local!` is a plain static).
 #[cfg(any(target_arch = "wasm32", feature = "libdeflate"))]
-fn inflate_libdeflate(input: &[u8], limit: usize, zlib_header: bool) -> Result<Vec<u8>> {
+fn inflate_libdeflate(
+    input: &[u8],
+    limit: usize,
+    floor: usize,
+    zlib_header: bool,
+) -> Result<Vec<u8>> {
     use crate::util::buffer_pool;
     use libdeflater::{DecompressionError, Decompressor};
     use std::cell::RefCell;
@@ -198,6 +244,7 @@ fn inflate_libdeflate(input: &[u8], limit: usize, zlib_header: bool) -> Result<V
         .max(4096)
         .min(limit);
         loop {
+            room_for(room, floor)?;
             let mut out = buffer_pool::take(room);
             let result = if zlib_header {
                 decoder.zlib_decompress(input, &mut out)
@@ -239,7 +286,7 @@ fn inflate_libdeflate(input: &[u8], limit: usize, zlib_header: bool) -> Result<V
 /// stream are ignored, as zlib's `uncompress` does.
 #[cfg(not(target_arch = "wasm32"))]
 #[cfg_attr(feature = "libdeflate", allow(dead_code))] // then only tested side by side
-fn inflate_zlib_rs(input: &[u8], limit: usize, zlib_header: bool) -> Result<Vec<u8>> {
+fn inflate_zlib_rs(input: &[u8], limit: usize, floor: usize, zlib_header: bool) -> Result<Vec<u8>> {
     use std::cell::RefCell;
     use zlib_rs::{Inflate, InflateFlush, Status};
     thread_local! {
@@ -251,7 +298,9 @@ fn inflate_zlib_rs(input: &[u8], limit: usize, zlib_header: bool) -> Result<Vec<
         let state =
             states[zlib_header as usize].get_or_insert_with(|| Inflate::new(zlib_header, 15));
         state.reset(zlib_header);
-        let mut out = vec![0u8; input.len().saturating_mul(8).max(4096).min(limit)];
+        let first = input.len().saturating_mul(8).max(4096).min(limit);
+        room_for(first, floor)?;
+        let mut out = vec![0u8; first];
         let (mut consumed, mut produced) = (0usize, 0usize);
         loop {
             let (in_before, out_before) = (state.total_in(), state.total_out());
@@ -274,7 +323,9 @@ fn inflate_zlib_rs(input: &[u8], limit: usize, zlib_header: bool) -> Result<Vec<
                 if out.len() >= limit {
                     return Err(past_limit(what, limit));
                 }
-                out.resize(out.len().saturating_mul(2).min(limit), 0);
+                let next = out.len().saturating_mul(2).min(limit);
+                room_for(next, floor)?;
+                out.resize(next, 0);
             } else if consumed == input.len() || (took == 0 && gave == 0) {
                 return Err(Error::corruption(format!(
                     "bad {what} block: stream is truncated"
@@ -323,13 +374,14 @@ fn zstd_window(input: &[u8]) -> Option<u64> {
     })
 }
 
-fn decompress_zstd(input: &[u8], limit: usize) -> Result<Vec<u8>> {
+fn decompress_zstd(input: &[u8], limit: usize, floor: usize) -> Result<Vec<u8>> {
     use std::io::Read;
     let window = zstd_window(input)
         .ok_or_else(|| Error::corruption("bad zstd block: truncated frame header"))?;
     if window > limit as u64 {
         return Err(too_big(window, limit));
     }
+    room_for(window as usize, floor)?;
     let mut source = input;
     let decoder = ruzstd::decoding::StreamingDecoder::new(&mut source)
         .map_err(|e| Error::corruption(format!("bad zstd block: {e}")))?;
@@ -385,11 +437,16 @@ mod tests {
         );
         assert_eq!(&frame[..4], &ZSTD_MAGIC);
         assert_eq!(decompress(2, &frame, 1 << 20).unwrap(), input);
-        assert!(decompress(2, &frame, 1000).unwrap_err().is_corruption());
+        // Under a smaller limit too: the frame's bytes can make this much.
+        assert_eq!(decompress(2, &frame, 1000).unwrap(), input);
     }
 
+    /// A block is refused only past what its codec can make of its bytes (or the caller's
+    /// limit, if larger): 4 MiB of zeros, under a 1 MiB limit, reads back in every codec
+    /// (LevelDB writes a large value as one block); claims no stored bytes can back are
+    /// corruption, before any allocation.
     #[test]
-    fn bombs_are_refused_at_the_limit() {
+    fn blocks_are_refused_past_what_their_bytes_can_make() {
         let zeros = vec![0u8; 4 << 20];
         for kind in [
             CompressionType::Snappy,
@@ -398,20 +455,40 @@ mod tests {
         ] {
             let mut out = Vec::new();
             compress(kind, &zeros, &mut out);
-            let err = decompress(kind.id(), &out, 1 << 20).unwrap_err();
-            assert!(err.is_corruption(), "{kind:?}: {err}");
-            assert!(err.message().contains("limit"), "{kind:?}: {err}");
+            assert!(most_from(kind.id(), out.len()) >= zeros.len(), "{kind:?}");
+            assert_eq!(
+                decompress(kind.id(), &out, 1 << 20).unwrap(),
+                zeros,
+                "{kind:?}"
+            );
         }
-        // A snappy header claiming 2^32-1 bytes is refused before any allocation.
+        // A snappy header claiming 2^32-1 bytes from 6, and 100 MiB from 1 KiB + 4.
         let claim = [0xff, 0xff, 0xff, 0xff, 0x0f, 0x00];
-        assert!(decompress(1, &claim, 1 << 20).unwrap_err().is_corruption());
+        let err = decompress(1, &claim, 1 << 20).unwrap_err();
+        assert!(
+            err.is_corruption() && err.message().contains("limit"),
+            "{err}"
+        );
+        let mut claim = vec![0x80, 0x80, 0x80, 0x32]; // varint 100 << 20
+        claim.resize(1028, 0);
+        let err = decompress(1, &claim, 1 << 10).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "block decompresses to 104857600 bytes, over the 22616-byte limit"
+        );
         // A zstd frame header asking for a 2 GiB window.
         let frame = [0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xa8, 0, 0, 0];
         assert!(decompress(2, &frame, 1 << 20).unwrap_err().is_corruption());
+        // A deflate stream truncated after its first bytes never yields 1032x of anything.
+        let mut out = Vec::new();
+        compress(CompressionType::ZlibRaw, &zeros, &mut out);
+        assert!(decompress(4, &out[..out.len() / 2], 1 << 10)
+            .unwrap_err()
+            .is_corruption());
     }
 
     /// Every inflate implementation of this build, as `decompress` would call them for an id.
-    type Inflater = fn(&[u8], usize, bool) -> Result<Vec<u8>>;
+    type Inflater = fn(&[u8], usize, usize, bool) -> Result<Vec<u8>>;
     const INFLATERS: &[(&str, Inflater)] = &[
         ("zlib-rs", inflate_zlib_rs),
         #[cfg(feature = "libdeflate")]
@@ -438,7 +515,7 @@ mod tests {
                 let raw = block(n, &mut rng);
                 let mut packed = Vec::new();
                 compress(kind, &raw, &mut packed);
-                let out = inflate_libdeflate(&packed, 1 << 20, z).unwrap();
+                let out = inflate_libdeflate(&packed, 1 << 20, 1 << 20, z).unwrap();
                 assert_eq!(out, raw, "{kind:?} {n}");
                 if n < 100_000 {
                     assert!(
@@ -453,10 +530,16 @@ mod tests {
             let zeros = vec![0u8; 1 << 20];
             let mut packed = Vec::new();
             compress(kind, &zeros, &mut packed);
-            assert_eq!(inflate_libdeflate(&packed, 1 << 20, z).unwrap(), zeros);
+            assert_eq!(
+                inflate_libdeflate(&packed, 1 << 20, 1 << 20, z).unwrap(),
+                zeros
+            );
             let raw = block(1000, &mut rng);
             compress(kind, &raw, &mut packed);
-            assert_eq!(inflate_libdeflate(&packed, 1 << 20, z).unwrap(), raw);
+            assert_eq!(
+                inflate_libdeflate(&packed, 1 << 20, 1 << 20, z).unwrap(),
+                raw
+            );
         }
     }
 
@@ -469,9 +552,13 @@ mod tests {
                 let mut out = Vec::new();
                 compress(kind, &input, &mut out);
                 let z = kind == CompressionType::Zlib;
-                assert_eq!(inflate(&out, input.len(), z).unwrap(), input, "{name}");
+                assert_eq!(
+                    inflate(&out, input.len(), input.len(), z).unwrap(),
+                    input,
+                    "{name}"
+                );
                 for limit in [input.len() - 1, 1000, 10, 0] {
-                    let err = inflate(&out, limit, z).unwrap_err();
+                    let err = inflate(&out, limit, limit, z).unwrap_err();
                     assert!(
                         err.message().contains("limit"),
                         "{name} {kind:?} {limit}: {err}"
@@ -479,25 +566,33 @@ mod tests {
                 }
                 for cut in [0, 1, 2, out.len() / 2, out.len() - 1] {
                     assert!(
-                        inflate(&out[..cut], 1 << 20, z).is_err(),
+                        inflate(&out[..cut], 1 << 20, 1 << 20, z).is_err(),
                         "{name} cut {cut}"
                     );
                 }
                 let mut padded = out.clone();
                 padded.extend_from_slice(&[0xAA; 9]);
-                assert_eq!(inflate(&padded, 1 << 20, z).unwrap(), input, "{name}");
+                assert_eq!(
+                    inflate(&padded, 1 << 20, 1 << 20, z).unwrap(),
+                    input,
+                    "{name}"
+                );
                 // An 8 MiB bomb is refused at a 1 MiB limit.
                 let zeros = vec![0u8; 8 << 20];
                 compress(kind, &zeros, &mut out);
-                let err = inflate(&out, 1 << 20, z).unwrap_err();
+                let err = inflate(&out, 1 << 20, 1 << 20, z).unwrap_err();
                 assert!(err.message().contains("limit"), "{name}: {err}");
                 // The same block under a limit it fits: far past the first size guess (8x the
                 // input), it still decodes whole, and a small block after it stays exact.
-                assert_eq!(inflate(&out, 8 << 20, z).unwrap(), zeros, "{name}");
+                assert_eq!(inflate(&out, 8 << 20, 8 << 20, z).unwrap(), zeros, "{name}");
                 let mut small = Vec::new();
                 compress(kind, &input, &mut small);
-                assert_eq!(inflate(&small, input.len(), z).unwrap(), input, "{name}");
-                let err = inflate(&small, input.len() - 1, z).unwrap_err();
+                assert_eq!(
+                    inflate(&small, input.len(), input.len(), z).unwrap(),
+                    input,
+                    "{name}"
+                );
+                let err = inflate(&small, input.len() - 1, input.len() - 1, z).unwrap_err();
                 assert!(err.message().contains("limit"), "{name}: {err}");
             }
             // A damaged zlib checksum is caught.
@@ -505,14 +600,17 @@ mod tests {
             compress(CompressionType::Zlib, &input, &mut out);
             let n = out.len();
             out[n - 1] ^= 1;
-            assert!(inflate(&out, 1 << 20, true).is_err(), "{name} adler");
+            assert!(
+                inflate(&out, 1 << 20, 1 << 20, true).is_err(),
+                "{name} adler"
+            );
             // Random garbage: errors or bounded output, never a panic.
             for len in [1usize, 3, 50, 700] {
                 for _ in 0..50 {
                     let mut junk = vec![0u8; len];
                     rng.fill(&mut junk);
                     for z in [false, true] {
-                        if let Ok(v) = inflate(&junk, 1 << 16, z) {
+                        if let Ok(v) = inflate(&junk, 1 << 16, 1 << 16, z) {
                             assert!(v.len() <= 1 << 16);
                         }
                     }
@@ -528,13 +626,12 @@ mod tests {
             let mut out = Vec::new();
             compress(kind, &input, &mut out);
             let id = kind.id();
-            // Exactly at the limit decodes; one byte under is refused.
+            // Limits under the block's size do not refuse it: its bytes can make that much
+            // (the inflaters' own limits are tested below, every_inflater_agrees_...).
             assert_eq!(decompress(id, &out, input.len()).unwrap(), input);
-            let err = decompress(id, &out, input.len() - 1).unwrap_err();
-            assert!(err.message().contains("limit"), "{kind:?}: {err}");
-            // Tiny limits (below the first buffer guess) neither panic nor accept.
-            assert!(decompress(id, &out, 10).unwrap_err().is_corruption());
-            assert!(decompress(id, &out, 0).unwrap_err().is_corruption());
+            assert_eq!(decompress(id, &out, input.len() - 1).unwrap(), input);
+            assert_eq!(decompress(id, &out, 10).unwrap(), input);
+            assert_eq!(decompress(id, &out, 0).unwrap(), input);
             // Every truncation is corruption.
             for cut in [0, 1, 2, out.len() / 2, out.len() - 1] {
                 let err = decompress(id, &out[..cut], 1 << 20).unwrap_err();

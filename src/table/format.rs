@@ -77,7 +77,8 @@ pub struct BlockContents {
 }
 
 /// Reads the block at `handle` with the file's `read_at`, checks its trailer CRC (if
-/// `verify`), and decompresses it, refusing more than `max_size` bytes of output. Errors carry
+/// `verify`), and decompresses it, refusing more output than the larger of `max_size` and what
+/// its codec can make of its bytes (`compress::decompress`). Errors carry
 /// the block's offset. (Point reads and user iterators of a memory-mapped table read through
 /// the map instead: `Table::block_at`. Bulk readers (scans, compactions, verify, repair) read
 /// each block once, and a table's index and filter are read once at open and kept: through the
@@ -96,15 +97,17 @@ pub fn read_block(
     decode_block(raw, verify, max_size).map_err(|e| e.at_offset(handle.offset))
 }
 
-/// Checks that the block at `handle` (with its trailer) lies inside a `file_size`-byte file and
-/// is no larger than `max_size`.
+/// Checks that the block at `handle` (with its trailer) lies inside a `file_size`-byte file,
+/// and that a block larger than `max_size` (a value of hundreds of MiB is one block) can be
+/// allocated: `OutOfMemory` rather than an abort where memory is short.
 pub fn check_handle(handle: BlockHandle, file_size: u64, max_size: usize) -> Result<()> {
     let end = handle
         .offset
         .checked_add(handle.size)
         .and_then(|e| e.checked_add(BLOCK_TRAILER_SIZE as u64));
     match end {
-        Some(end) if end <= file_size && handle.size <= max_size as u64 => Ok(()),
+        Some(end) if end <= file_size => crate::compress::room_for(handle.size as usize, max_size)
+            .map_err(|e| e.at_offset(handle.offset)),
         _ => Err(Error::corruption(format!(
             "block handle (offset {}, size {}) lies outside the {file_size}-byte file",
             handle.offset, handle.size
