@@ -205,11 +205,13 @@ const yieldNow: () => Promise<void> = (() => {
 
 /** Runs `cursor` to its end with the pool decoding the readahead's runs (lent between steps,
  * their blocks delivered as they come back). `alive()` says whether the database is still
- * open (answers after a close are dropped, and nothing more is asked of the database: after
- * its engine stopped, its wasm instance may be dead or replaced). */
+ * open (answers after a close are dropped, and nothing more is asked of the database). A
+ * delivery that fails (a trap: the engine stopped) fails the pass at its next step. */
 async function stepWithDecoders(db: ScanTarget, cursor: Stepper, pool: DecodePool, alive: () => boolean): Promise<void> {
   let inflight = 0;
+  let deliveryFailed: { error: unknown } | undefined;
   for (;;) {
+    if (deliveryFailed) throw deliveryFailed.error;
     if (!alive()) throw Object.assign(new Error('Database is not open'), { code: 'LEVEL_DATABASE_NOT_OPEN' });
     const room = pool.capacity - inflight;
     if (room > 0) {
@@ -218,8 +220,12 @@ async function stepWithDecoders(db: ScanTarget, cursor: Stepper, pool: DecodePoo
         void pool.decode(run.raw, run.sizes, run.verify, run.max, run.filter).then((a) => {
           inflight -= 1;
           if (!alive()) return;
-          if (a.ok) db.deliverRun(run.id, a.packed);
-          else db.abandonRun(run.id);
+          try {
+            if (a.ok) db.deliverRun(run.id, a.packed);
+            else db.abandonRun(run.id);
+          } catch (error) {
+            deliveryFailed ??= { error };
+          }
         });
       }
     }
@@ -229,26 +235,25 @@ async function stepWithDecoders(db: ScanTarget, cursor: Stepper, pool: DecodePoo
 }
 
 /** A full scan with the pool decoding the readahead's runs: the figures `scan()` gives.
- * `instanceLive()` is false once the engine stopped: the cursor is then never freed (its
- * instance is dead, or replaced by one where its pointer means nothing). */
-export async function scanWithDecoders(db: ScanTarget, pool: DecodePool, alive: () => boolean, instanceLive: () => boolean): Promise<number[]> {
+ * (`db` comes through the engine's instance fence: after a stop, `free()` does nothing.) */
+export async function scanWithDecoders(db: ScanTarget, pool: DecodePool, alive: () => boolean): Promise<number[]> {
   const cursor = db.scanCursor();
   try {
     await stepWithDecoders(db, cursor, pool, alive);
     return [...cursor.figures()];
   } finally {
-    if (instanceLive()) cursor.free();
+    cursor.free();
   }
 }
 
 /** `chunkList(dimension, true)` with the pool decoding the pass's runs, each block handed back
  * with only the records the pass reads: the same list, and the same samples kept. */
-export async function chunkListWithDecoders(db: ScanTarget, dimension: number, pool: DecodePool, alive: () => boolean, instanceLive: () => boolean): Promise<Int32Array> {
+export async function chunkListWithDecoders(db: ScanTarget, dimension: number, pool: DecodePool, alive: () => boolean): Promise<Int32Array> {
   const cursor = db.chunkListCursor(dimension);
   try {
     await stepWithDecoders(db, cursor, pool, alive);
     return db.chunkListFinish(cursor);
   } finally {
-    if (instanceLive()) cursor.free();
+    cursor.free();
   }
 }

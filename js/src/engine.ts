@@ -12,6 +12,7 @@ import { toBytes } from './codec.js';
 import { chunkListWithDecoders, scanWithDecoders, type DecodePool, type Stepper } from './decode-pool.js';
 import { StrataError, invalidArgument } from './errors.js';
 import type { StorageHost } from './host.js';
+import { fence } from './instance-fence.js';
 
 /** The wasm facade's classes (src/wasm/mod.rs), as far as this package uses them. */
 export interface WasmDatabase {
@@ -142,6 +143,8 @@ export interface WasmModule {
     snbtTree(text: string): string;
     memoryBytes(): number;
   };
+  /** Zips files (name, bytes) into one archive (the browser build's folder exports). */
+  zipFiles?(names: string[], datas: Uint8Array[]): Uint8Array;
 }
 
 /** Which storage a database lives in (`host`: Node only, a caller-supplied `StorageHost`;
@@ -336,8 +339,12 @@ export class Engine {
 
   private pool: DecodePool | undefined;
 
+  /** The module behind the instance fence (instance-fence.ts): every wasm object this engine
+   * holds came through it, so after the stop none of them reaches the dead instance. */
+  private readonly wasm: WasmModule;
+
   constructor(
-    private readonly wasm: WasmModule,
+    module: WasmModule,
     private readonly hosts: HostFactory,
     /** Starts decode workers (Node worker_threads, browser workers); none: scans decode inline. */
     private readonly decoders?: (size: number) => DecodePool,
@@ -350,6 +357,12 @@ export class Engine {
     /** The stopped engine this one replaces: calls with its handles fail with its error. */
     private readonly predecessor?: Engine,
   ) {
+    const gate = { stopped: () => this.stopped, failure: (e: unknown) => this.failure(e) };
+    const zip = module.zipFiles;
+    this.wasm = {
+      Database: fence(module.Database, gate, new Set(['memoryBytes'])),
+      zipFiles: zip ? fence({ zip }, gate).zip : undefined,
+    };
     // Every operation goes through `guard`: a trap inside the wasm instance (`unreachable`
     // after an allocation it could not make, or a bug) stops the engine instead of leaving
     // later calls to run on whatever state the trap left behind.
@@ -379,9 +392,9 @@ export class Engine {
     return value;
   }
 
-  /** Throws `stopped` once the engine stopped: called after every await before a wasm object
-   * is touched again (a call into the dead instance could write a half-made change to storage;
-   * `free()` on one of its objects after the reset would free memory of the new instance). */
+  /** Throws `stopped` once the engine stopped: called before a database or an export is
+   * registered after an await (a stopped engine keeps none: `stop` released what it had). The
+   * instance itself needs no check here: the fence refuses every call into it after the stop. */
   private live(): void {
     if (this.stopped) throw this.stopped;
   }
@@ -455,21 +468,17 @@ export class Engine {
   ): Promise<number> {
     const lease = await this.hosts(kind, location, extra);
     try {
-      this.live();
       await lease.prepare?.();
-      this.live();
       const db = opener(lease.host);
       try {
         await lease.settle?.();
       } catch (e) {
-        if (!this.stopped) {
-          try {
-            db.close();
-          } catch {
-            // the settle's error is the one to report
-          } finally {
-            db.free();
-          }
+        try {
+          db.close();
+        } catch {
+          // the settle's error is the one to report
+        } finally {
+          db.free();
         }
         throw e;
       }
@@ -587,7 +596,7 @@ export class Engine {
     const entry = this.entry(h);
     const pool = this.decodePool(entry.decodeWorkers);
     if (!pool) return Array.from(entry.db.scan());
-    return scanWithDecoders(entry.db, pool, () => this.dbs.get(h) === entry, () => !this.stopped).catch((e: unknown) => Promise.reject(this.stopped ?? e));
+    return scanWithDecoders(entry.db, pool, () => this.dbs.get(h) === entry).catch((e: unknown) => Promise.reject(this.stopped ?? e));
   }
 
   /** Readahead counters of database `h` (null without decode workers) and the pool's. */
@@ -636,7 +645,7 @@ export class Engine {
     const entry = this.entry(h);
     const pool = reliefSamples === true ? this.decodePool(entry.decodeWorkers) : undefined;
     if (!pool) return entry.db.chunkList(dimension, reliefSamples === true);
-    return chunkListWithDecoders(entry.db, dimension, pool, () => this.dbs.get(h) === entry, () => !this.stopped).catch((e: unknown) => Promise.reject(this.stopped ?? e));
+    return chunkListWithDecoders(entry.db, dimension, pool, () => this.dbs.get(h) === entry).catch((e: unknown) => Promise.reject(this.stopped ?? e));
   }
 
   chunkSplitKeys(h: number, parts: number, minBytes: number): Uint8Array {
@@ -731,21 +740,21 @@ export class Engine {
     const lease = await this.hosts(scratch.kind, scratch.location, extra);
     let exp: WasmExport;
     try {
-      this.live();
       await lease.prepare?.();
-      this.live();
       exp = entry.db.exportBegin(lease.host, scratch.dir);
       await lease.settle?.();
-      this.live();
     } catch (e) {
       await lease.release?.();
       throw e;
     }
     if (this.dbs.get(h) !== entry) {
-      // The world was closed meanwhile.
-      exp.cancel();
-      exp.free();
-      await lease.release?.();
+      // The world was closed meanwhile, or the engine stopped (then `cancel` throws its error).
+      try {
+        exp.cancel();
+      } finally {
+        exp.free();
+        await lease.release?.();
+      }
       throw new StrataError('LEVEL_DATABASE_NOT_OPEN', 'World is not open');
     }
     const handle = nextHandle++;
@@ -766,10 +775,8 @@ export class Engine {
     const x = this.runningExport(eh);
     try {
       await x.lease.prepare?.();
-      this.live();
       const finished = x.exp.step(budget);
       await x.lease.settle?.();
-      this.live();
       return { ...x.exp.progress(), finished };
     } catch (e) {
       await this.endExport(eh, false);
@@ -792,7 +799,6 @@ export class Engine {
       const p = x.exp.progress();
       if (p.phase !== 'done') throw invalidArgument('export: the zip is not complete yet');
       await x.lease.prepare?.();
-      this.live();
       if (to !== undefined) {
         x.exp.finishTo(to);
         await x.lease.settle?.();
@@ -822,7 +828,6 @@ export class Engine {
       if (!keep) {
         await x.lease.prepare?.().catch(() => {});
         try {
-          this.live();
           x.exp.cancel();
           await x.lease.settle?.();
         } catch {
@@ -835,7 +840,7 @@ export class Engine {
         }
       }
     } finally {
-      if (!this.stopped) x.exp.free();
+      x.exp.free();
       await x.lease.release?.();
       if (!keep) await x.lease.destroy?.().catch(() => {});
       const entry = this.dbs.get(x.db);
@@ -849,6 +854,12 @@ export class Engine {
   /** Unpacks a `.mcworld` into the in-memory store `name`; JSON `{rootInZip, files, bytes}`. */
   importMcworld(zip: Uint8Array, name: string): string {
     return this.wasm.Database.importMcworld(zip, name);
+  }
+
+  /** Zips files in the engine's instance (a browser folder export; not a link operation). */
+  zipFiles(names: string[], datas: Uint8Array[]): Uint8Array {
+    if (!this.wasm.zipFiles) throw new Error('this build of the engine has no zip');
+    return this.wasm.zipFiles(names, datas);
   }
 
   /** Bytes of the engine's wasm memory (its peak: wasm memory never shrinks). */

@@ -116,7 +116,7 @@ function engine(): Promise<Engine> {
     const canSpawn = typeof Worker === 'function';
     const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 1;
     current = new Engine(
-      { Database } as unknown as WasmModule,
+      { Database, zipFiles } as unknown as WasmModule,
       hostFor,
       canSpawn ? (size) => new DecodePool(() => browserDecodePort(module), size) : undefined,
       canSpawn ? Math.max(0, cores - 1) : 0,
@@ -167,7 +167,7 @@ async function importFiles(kind: StorageKind, location: string, files: ImportFil
 
 /** A database folder's files out of browser storage (it must not be open): zipped (bytes),
  * or written file by file into `to` (subfolders created), which returns `{ files, bytes }`. */
-async function exportFiles(kind: StorageKind, location: string, to: FileSystemDirectoryHandle | undefined): Promise<Uint8Array | { files: number; bytes: number }> {
+async function exportFiles(e: Engine, kind: StorageKind, location: string, to: FileSystemDirectoryHandle | undefined): Promise<Uint8Array | { files: number; bytes: number }> {
   const lease = await hostFor(kind, location, undefined);
   const host = lease.host as OpfsPool | IdbHost;
   const prefix = `${location.replace(/\/+$/, '')}/`;
@@ -190,7 +190,7 @@ async function exportFiles(kind: StorageKind, location: string, to: FileSystemDi
   } finally {
     await lease.release?.();
   }
-  if (!to) return zipFiles(names, datas as unknown as never);
+  if (!to) return e.zipFiles(names, datas);
   let bytes = 0;
   for (let i = 0; i < names.length; i++) {
     const parts = names[i]!.split('/');
@@ -266,7 +266,7 @@ export class WorkerEngine {
       const kind = args[1] === 'idb' ? 'idb' : 'opfs';
       return { value: await (kind === 'idb' ? IdbHost.destroy(args[0] as string) : destroyOpfs(args[0] as string)) };
     }
-    if (op === 'export') return { value: await exportFiles((args[2] ?? 'opfs') as StorageKind, args[0] as string, args[1] as FileSystemDirectoryHandle | undefined) };
+    if (op === 'export') return { value: await exportFiles(e, (args[2] ?? 'opfs') as StorageKind, args[0] as string, args[1] as FileSystemDirectoryHandle | undefined) };
     return runOp(e, op, args, true);
   }
 }
