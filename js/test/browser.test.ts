@@ -219,6 +219,30 @@ describe('browser (dedicated worker)', () => {
     expect([check.present, check.present + 1]).toContain(check.entries);
   });
 
+  test("a real trap in the worker's wasm instance stops its engine; the next open starts a new one that recovers OPFS and IndexedDB databases", async () => {
+    // 3 x 256 MiB held by a memtable, then a put of 1.8 GB: its copy in and batch framing
+    // (3.6 GB) pass the 4 GiB left (a message cannot carry the 3.5 GiB of the Node test).
+    const MiB = 2 ** 20;
+    const r = await run<{ trap: { code: string; kind: string; message: string } } & Record<string, unknown>>(page, 'engineTrap', 3, 256 * MiB, 1.8e9);
+    expect(r.trap.code).toBe('LEVEL_IO_ERROR');
+    expect(r.trap.kind).toBe('EngineStopped');
+    expect(r.trap.message).toMatch(/^Strata's WebAssembly engine stopped \(.*unreachable.*\)/);
+    expect({ ...r, trap: undefined }).toEqual({
+      firstKey: 'a0',
+      trap: undefined,
+      after: { getA: 'LEVEL_IO_ERROR/EngineStopped', putB: 'LEVEL_IO_ERROR/EngineStopped', seek: 'LEVEL_IO_ERROR/EngineStopped' },
+      // a0..a99, fill0..fill2, synced ('too-big' never written)
+      keysA: 104,
+      got: { a42: 'one-42', synced: 'yes', after: 'the trap', tooBig: undefined },
+      filled: [
+        [256 * MiB, 0],
+        [256 * MiB, 0],
+        [256 * MiB, 0],
+      ],
+      b: { count: 100, b99: 'two-99' },
+    });
+  }, 180_000);
+
   test('entries survive a page reload; a second tab gets LEVEL_LOCKED', async () => {
     expect(await run<number>(page, 'writeForReload')).toBe(3001);
     await page.reload();

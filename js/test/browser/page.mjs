@@ -538,6 +538,74 @@ window.strataTest = {
     return n;
   },
 
+  /** A trap in the worker's wasm instance, made for real (no hook). A message to the worker
+   * cannot carry 2 GiB, so the instance's memory is filled first: `fills` values of `fillBytes`
+   * held by the OPFS database's memtable (a 1 GiB write buffer), then a put of `trapBytes`,
+   * whose copy in and batch framing (before the memtable's reservation, which would fail
+   * gracefully) pass the instance's 4 GiB. That call and every later one on the worker's
+   * databases (OPFS and IndexedDB, an iterator) fail with EngineStopped; closing them works;
+   * the next open resets the instance and starts a new engine, where both databases open
+   * (their handles were released) with every write acknowledged before the trap. */
+  async engineTrap(fills, fillBytes, trapBytes) {
+    await destroy('trap-opfs', { storage: 'opfs' });
+    await destroy('trap-idb', { storage: 'idb' });
+    const options = { storage: 'opfs', valueEncoding: 'utf8', writeBufferSize: 2 ** 30 };
+    const a = await open('trap-opfs', options);
+    const b = await open('trap-idb', { storage: 'idb', valueEncoding: 'utf8' });
+    for (let i = 0; i < 100; i++) await a.put(`a${i}`, `one-${i}`);
+    await b.batch(Array.from({ length: 100 }, (_, i) => ({ type: 'put', key: `b${i}`, value: `two-${i}` })));
+    for (let i = 0; i < fills; i++) await a.put(`fill${i}`, new Uint8Array(fillBytes).fill(i + 1));
+    await a.put('synced', 'yes', { sync: true });
+    const it = a.iterator({ keyEncoding: 'utf8', values: false });
+    const firstKey = (await it.next())[0];
+    const outcome = async (f) => {
+      try {
+        await f();
+        return 'resolved';
+      } catch (e) {
+        return `${e.code}/${e.kind}`;
+      }
+    };
+    let trap;
+    try {
+      await a.put('too-big', new Uint8Array(trapBytes));
+      trap = 'resolved';
+    } catch (e) {
+      trap = { code: e.code, kind: e.kind, message: e.message };
+    }
+    const after = {
+      getA: await outcome(() => a.get('a1')),
+      putB: await outcome(() => b.put('b-late', 'x')),
+      // (its first next() fetched every key ahead: a seek asks the engine again)
+      seek: await outcome(async () => {
+        await it.seek('a5');
+        await it.next();
+      }),
+    };
+    await it.close();
+    await a.close();
+    await b.close();
+    const a2 = await open('trap-opfs', { ...options, createIfMissing: false });
+    const b2 = await open('trap-idb', { storage: 'idb', valueEncoding: 'utf8', createIfMissing: false });
+    const keysA = (await a2.iterator({ keyEncoding: 'utf8', values: false }).all()).map(([k]) => k);
+    const entriesB = await b2.iterator({ keyEncoding: 'utf8' }).all();
+    // Each fill value whole: its length, and how many of its bytes differ from its fill.
+    const filled = [];
+    for (let i = 0; i < fills; i++) {
+      const v = await a2.get(`fill${i}`, { valueEncoding: 'view' });
+      let wrong = 0;
+      for (let j = 0; j < v.length; j++) if (v[j] !== i + 1) wrong++;
+      filled.push([v.length, wrong]);
+    }
+    await a2.put('after', 'the trap');
+    const got = { a42: await a2.get('a42'), synced: await a2.get('synced'), after: await a2.get('after'), tooBig: await a2.get('too-big') };
+    await a2.close();
+    await b2.close();
+    await destroy('trap-opfs', { storage: 'opfs' });
+    await destroy('trap-idb', { storage: 'idb' });
+    return { firstKey, trap, after, keysA: keysA.length, got, filled, b: { count: entriesB.length, b99: entriesB.find(([k]) => k === 'b99')?.[1] } };
+  },
+
   /** First half of the reload test: write and close. */
   async writeForReload(storage) {
     await destroy('persist', { storage });
