@@ -82,20 +82,15 @@ impl CompressionType {
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
 /// Decompresses a block payload whose trailer says `id`, refusing output over the larger of
-/// `limit` and `most_from(id, input.len())` bytes. The error is a `Corruption` without file
+/// `limit` and `most_from(id, input)` bytes. The error is a `Corruption` without file
 /// context (the caller adds it), or `OutOfMemory` for an output past `limit` that cannot be
 /// allocated.
 pub fn decompress(id: u8, input: &[u8], limit: usize) -> Result<Vec<u8>> {
     let floor = limit;
-    let limit = limit.max(most_from(id, input.len()));
-    if input.len() > floor {
-        room_for(input.len(), floor)?;
-    }
+    let limit = limit.max(most_from(id, input));
     match id {
         0 => {
-            if input.len() > limit {
-                return Err(too_big(input.len() as u64, limit));
-            }
+            room_for(input.len(), floor)?;
             Ok(crate::util::buffer_pool::copy_of(input))
         }
         1 => decompress_snappy(input, limit, floor),
@@ -144,17 +139,19 @@ pub fn compress(kind: CompressionType, input: &[u8], out: &mut Vec<u8>) -> bool 
     }
 }
 
-/// The most a block of codec `id` can decompress to from `stored` bytes: Snappy emits at most
-/// 64 bytes per 3-byte copy (21.3x), deflate 258 bytes per two bits (1032x), a Zstd RLE block
-/// 128 KiB from 4 bytes. An uncompressed block is its bytes.
-pub fn most_from(id: u8, stored: usize) -> usize {
+/// The most a block payload of codec `id` can decompress to: Snappy emits at most 64 bytes per
+/// 3-byte copy (21.3x), deflate 258 bytes per two bits (1032x), a Zstd RLE block 128 KiB from
+/// 4 bytes (id 2 is Zstd when the payload starts with its magic, as `decompress` decides). An
+/// uncompressed block is its bytes.
+pub fn most_from(id: u8, payload: &[u8]) -> usize {
     let ratio = match id {
         0 => 1,
         1 => 22,
+        2 if payload.starts_with(&ZSTD_MAGIC) => 32 * 1024,
         2 | 4 => 1032,
-        _ => 32 * 1024,
+        _ => 0,
     };
-    stored.saturating_mul(ratio)
+    payload.len().saturating_mul(ratio)
 }
 
 /// Checks that `n` bytes of output can be allocated when `n` is past `floor` (the caller's
@@ -455,13 +452,25 @@ mod tests {
         ] {
             let mut out = Vec::new();
             compress(kind, &zeros, &mut out);
-            assert!(most_from(kind.id(), out.len()) >= zeros.len(), "{kind:?}");
+            assert!(most_from(kind.id(), &out) >= zeros.len(), "{kind:?}");
             assert_eq!(
                 decompress(kind.id(), &out, 1 << 20).unwrap(),
                 zeros,
                 "{kind:?}"
             );
         }
+        // Zstd (id 2 with its magic, as Google's LevelDB 1.23 writes it) packs zeros past
+        // deflate's 1032x: its own bound applies.
+        let frame = ruzstd::encoding::compress_to_vec(
+            &zeros[..],
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        assert!(
+            frame.len() * 1032 < zeros.len(),
+            "zstd frame of {} bytes",
+            frame.len()
+        );
+        assert_eq!(decompress(2, &frame, 1 << 20).unwrap(), zeros);
         // A snappy header claiming 2^32-1 bytes from 6, and 100 MiB from 1 KiB + 4.
         let claim = [0xff, 0xff, 0xff, 0xff, 0x0f, 0x00];
         let err = decompress(1, &claim, 1 << 20).unwrap_err();

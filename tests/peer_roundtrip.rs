@@ -5,33 +5,12 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::process::Command;
 
 use common::Rng;
 use strata::db::WriteBatch;
 use strata::{Db, Options, ReadOptions, WriteOptions};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
-
-/// Reads `dir` with a real LevelDB (`plyvel` or `amulet`) and returns its entries in order.
-fn read_with_peer(engine: &str, dir: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let out = dir.with_extension("dump");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/dump_db.py");
-    let o = Command::new(std::env::var("PYTHON").unwrap_or("python3".into()))
-        .arg(script)
-        .arg(engine)
-        .arg(dir)
-        .arg(&out)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        o.status.success(),
-        "{engine} could not read the database (run scripts/setup.sh): {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    common::read_peer_records(&out, true)
-}
 
 fn assert_same(got: Vec<(Vec<u8>, Vec<u8>)>, model: &Model, what: &str) {
     let want: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
@@ -117,7 +96,11 @@ fn bedrock_profile_opens_in_mojangs_leveldb() {
         }
     }
     drop(db);
-    assert_same(read_with_peer("amulet", &dir), &model, "amulet-leveldb");
+    assert_same(
+        common::dump_with_peer("amulet", &dir),
+        &model,
+        "amulet-leveldb",
+    );
 }
 
 #[test]
@@ -125,7 +108,7 @@ fn google_profile_opens_in_googles_leveldb() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("google");
     let model = write_random(dir.to_str().unwrap(), small_buffers(Options::google()), 12);
-    assert_same(read_with_peer("plyvel", &dir), &model, "plyvel");
+    assert_same(common::dump_with_peer("plyvel", &dir), &model, "plyvel");
 }
 
 #[test]
@@ -176,6 +159,6 @@ fn worlds_modified_by_strata_read_back_in_mojangs_leveldb() {
             }
         }
         drop(db);
-        assert_same(read_with_peer("amulet", &dir), &model, &world.name);
+        assert_same(common::dump_with_peer("amulet", &dir), &model, &world.name);
     }
 }

@@ -88,7 +88,7 @@ fn write_and_read(options: Options, dir: &Path, peer: &str) {
     // The real LevelDB of the profile reads the same (it opens as a writer: a copy).
     let copy = dir.with_extension("peer");
     common::copy_dir(dir, &copy);
-    let got = dump_with_peer(peer, &copy);
+    let got = common::dump_with_peer(peer, &copy);
     let got: Vec<_> = got
         .iter()
         .map(|(k, v)| (k.clone(), v.len(), crc(v)))
@@ -102,24 +102,6 @@ fn write_and_read(options: Options, dir: &Path, peer: &str) {
 
 fn python() -> String {
     std::env::var("PYTHON").unwrap_or("python3".into())
-}
-
-fn dump_with_peer(engine: &str, dir: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let out = dir.with_extension("dump");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/dump_db.py");
-    let o = Command::new(python())
-        .arg(script)
-        .arg(engine)
-        .arg(dir)
-        .arg(&out)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        o.status.success(),
-        "{engine} could not read (run scripts/setup.sh): {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    common::read_peer_records(&out, true)
 }
 
 #[test]

@@ -18,25 +18,6 @@ use std::process::Command;
 
 use strata::{CompressionType, Db, ErrorKind, Options, Profile, ReadOptions, WriteOptions};
 
-fn dump_with(engine: &str, dir: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let out = dir.with_extension("dump");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/dump_db.py");
-    let o = Command::new(std::env::var("PYTHON").unwrap_or("python3".into()))
-        .arg(script)
-        .arg(engine)
-        .arg(dir)
-        .arg(&out)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        o.status.success(),
-        "{engine} could not read {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    common::read_peer_records(&out, true)
-}
-
 fn scan_figures(entries: &[(Vec<u8>, Vec<u8>)]) -> strata::ScanStats {
     let mut s = strata::ScanStats::default();
     for (k, v) in entries {
@@ -116,7 +97,7 @@ fn writes_to_a_bare_bedrock_db_keep_its_codecs_and_read_back_in_mojangs_leveldb(
         for dir in [&cli_dir, &api_dir] {
             let ids = table_ids(dir);
             assert!(ids.is_subset(&own), "{name}: ids {ids:?}, own {own:?}");
-            let entries = dump_with("amulet", dir);
+            let entries = common::dump_with_peer("amulet", dir);
             let got = scan_figures(
                 &entries
                     .iter()
@@ -185,7 +166,7 @@ fn a_google_database_written_by_plyvel_keeps_snappy() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let before = dump_with("plyvel", &dir).len();
+    let before = common::dump_with_peer("plyvel", &dir).len();
     let o = Command::new(env!("CARGO_BIN_EXE_strata"))
         .args(["put", dir.to_str().unwrap(), "strata-regression", "written"])
         .output()
@@ -211,7 +192,7 @@ fn a_google_database_written_by_plyvel_keeps_snappy() {
     drop(db);
     let ids = table_ids(&dir);
     assert!(ids.is_subset(&BTreeSet::from([0, 1])), "{ids:?}");
-    let after = dump_with("plyvel", &dir);
+    let after = common::dump_with_peer("plyvel", &dir);
     assert_eq!(after.len(), before + 1);
     // Raw deflate into a Google database is refused.
     let e = Db::open_path(dir.to_str().unwrap(), Options::bedrock())

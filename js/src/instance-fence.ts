@@ -27,6 +27,10 @@ const TARGET: unique symbol = Symbol('strata fence target');
 
 const NOTHING: ReadonlySet<PropertyKey> = new Set();
 
+/** `Symbol.dispose` where the runtime has it: wasm-bindgen makes it an alias of `free`, so it
+ * too does nothing after the stop. */
+const DISPOSE: symbol | undefined = (Symbol as { dispose?: symbol }).dispose;
+
 /** `target` behind the fence of `gate`: a plain object with a wrapper for each of its methods
  * (its own and its prototypes', for a class its static ones) and a getter for each of its
  * accessors and own fields. Not a Proxy: a proxy's trap costs about 120 ns a call, the
@@ -44,7 +48,7 @@ export function fence<T extends object>(target: T, gate: FenceGate, passAfterSto
       if (name === 'constructor' || name === TARGET || Object.prototype.hasOwnProperty.call(fenced, name)) continue;
       const d = Object.getOwnPropertyDescriptor(p, name)!;
       if (typeof d.value === 'function' && name !== 'prototype') {
-        fenced[name] = wrap(target, d.value as (...args: unknown[]) => unknown, gate, name === 'free', passAfterStop.has(name));
+        fenced[name] = wrap(target, d.value as (...args: unknown[]) => unknown, gate, name === 'free' || name === DISPOSE, passAfterStop.has(name));
       } else if (d.get !== undefined) {
         const get = d.get;
         Object.defineProperty(fenced, name, {

@@ -231,6 +231,9 @@ test('the fence: after the stop no call and no free() reaches the instance, thro
       calls.push(`${this.name}.free`);
     }
   }
+  // wasm-bindgen makes Symbol.dispose an alias of free where the runtime has it.
+  const dispose = (Symbol as { dispose?: symbol }).dispose;
+  if (dispose) (Thing.prototype as unknown as Record<symbol, unknown>)[dispose] = Thing.prototype.free;
   const module = fence({ make: () => new Thing('a'), memoryBytes: () => 7 }, gate, new Set(['memoryBytes']));
   const a = module.make();
   expect(made.length).toBe(1);
@@ -257,6 +260,7 @@ test('the fence: after the stop no call and no free() reaches the instance, thro
   expect(() => module.make()).toThrow(stop!);
   expect(a.free()).toBeUndefined();
   c.free();
+  if (dispose) expect((c as unknown as Record<symbol, () => unknown>)[dispose]!()).toBeUndefined();
   expect(module.memoryBytes()).toBe(7);
   expect(calls).toEqual(before);
   expect(calls).toEqual(['a.child', 'a.owns', 'a/c.fail', 'a.fail']);

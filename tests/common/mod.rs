@@ -132,6 +132,28 @@ pub fn copy_dir(src: &Path, dst: &Path) {
     }
 }
 
+/// Reads database `dir` whole with a real LevelDB (`plyvel`: Google's, `amulet`: Mojang's,
+/// through tests/peers/dump_db.py) and returns its entries in iteration order. Both open it as
+/// writers: pass a copy where the original matters.
+pub fn dump_with_peer(engine: &str, dir: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let out = dir.with_extension("dump");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/dump_db.py");
+    let o = std::process::Command::new(std::env::var("PYTHON").unwrap_or("python3".into()))
+        .arg(script)
+        .arg(engine)
+        .arg(dir)
+        .arg(&out)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        o.status.success(),
+        "{engine} could not read {} (run scripts/setup.sh): {}",
+        dir.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    read_peer_records(&out, true)
+}
+
 /// Reads the records the Python peer scripts write: `(u32 LE length, key)` and, with
 /// `with_values`, `(u32 LE length, value)` after each key.
 pub fn read_peer_records(path: &Path, with_values: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
