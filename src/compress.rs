@@ -86,8 +86,21 @@ const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 /// context (the caller adds it), or `OutOfMemory` for an output past `limit` that cannot be
 /// allocated.
 pub fn decompress(id: u8, input: &[u8], limit: usize) -> Result<Vec<u8>> {
-    let floor = limit;
-    let limit = limit.max(most_from(id, input));
+    decompress_within(id, input, limit.max(most_from(id, input)), limit)
+}
+
+/// Decompresses refusing any output over `limit` itself (no allowance for what the bytes can
+/// make): a decode worker's bound, whose blocks are copied back through allocations that
+/// cannot fail softly (`table::readahead::decode_run`).
+pub fn decompress_strict(id: u8, input: &[u8], limit: usize) -> Result<Vec<u8>> {
+    if id == 0 && input.len() > limit {
+        return Err(too_big(input.len() as u64, limit));
+    }
+    decompress_within(id, input, limit, limit)
+}
+
+/// Output up to `floor` is allocated as usual; past it (up to `limit`), fallibly.
+fn decompress_within(id: u8, input: &[u8], limit: usize, floor: usize) -> Result<Vec<u8>> {
     match id {
         0 => {
             room_for(input.len(), floor)?;
@@ -162,11 +175,59 @@ pub(crate) fn room_for(n: usize, floor: usize) -> Result<()> {
         return Ok(());
     }
     let mut probe: Vec<u8> = Vec::new();
-    probe.try_reserve_exact(n).map_err(|_| {
-        Error::out_of_memory(format!(
-            "a block of {n} bytes could not be allocated to decompress"
-        ))
-    })
+    probe.try_reserve_exact(n).map_err(|_| no_room(n))
+}
+
+fn no_room(n: usize) -> Error {
+    Error::out_of_memory(format!(
+        "a block of {n} bytes could not be allocated to decompress"
+    ))
+}
+
+/// `n` zeroed bytes to decode into: from the buffer pool up to `floor`, past it allocated
+/// fallibly (`OutOfMemory`, not an abort).
+fn zeroed(n: usize, floor: usize) -> Result<Vec<u8>> {
+    if n <= floor {
+        return Ok(crate::util::buffer_pool::take(n));
+    }
+    let mut out = Vec::new();
+    out.try_reserve_exact(n).map_err(|_| no_room(n))?;
+    out.resize(n, 0);
+    Ok(out)
+}
+
+/// Grows `out` (zero-filled) to `n` bytes, fallibly past `floor`.
+#[cfg(not(target_arch = "wasm32"))]
+fn grow_zeroed(out: &mut Vec<u8>, n: usize, floor: usize) -> Result<()> {
+    if n > floor {
+        out.try_reserve_exact(n.saturating_sub(out.len()))
+            .map_err(|_| no_room(n))?;
+    }
+    out.resize(n, 0);
+    Ok(())
+}
+
+/// The first output buffer for a deflate stream of `input` bytes (which does not say what it
+/// inflates to): a guess of `ratio` times the input, but past `floor` (a large value's block)
+/// only twice it, so a block that compressed poorly does not ask for eight times its size on a
+/// host where that much cannot be had.
+fn first_guess(input: usize, ratio: usize, limit: usize, floor: usize) -> usize {
+    let guess = input.saturating_mul(ratio).max(4096).min(limit);
+    if guess <= floor {
+        return guess;
+    }
+    floor.max(input.saturating_mul(2)).min(limit)
+}
+
+/// The next output buffer after `room` was too small: doubled up to `floor`, then half again
+/// (memory past the floor may be short, and every retry decodes again from the start).
+fn next_room(room: usize, limit: usize, floor: usize) -> usize {
+    let next = if room < floor {
+        room.saturating_mul(2).min(floor.max(room + 1))
+    } else {
+        room.saturating_add(room / 2)
+    };
+    next.max(room + 1).min(limit)
 }
 
 fn too_big(claimed: u64, limit: usize) -> Error {
@@ -181,9 +242,8 @@ fn decompress_snappy(input: &[u8], limit: usize, floor: usize) -> Result<Vec<u8>
     if len > limit {
         return Err(too_big(len as u64, limit));
     }
-    room_for(len, floor)?;
     // Snappy writes all `len` bytes or fails; on failure the buffer is dropped unread.
-    let mut out = crate::util::buffer_pool::take(len);
+    let mut out = zeroed(len, floor)?;
     let n = snap::raw::Decoder::new()
         .decompress(input, &mut out)
         .map_err(|e| Error::corruption(format!("bad snappy block: {e}")))?;
@@ -206,9 +266,9 @@ fn past_limit(what: &str, limit: usize) -> Error {
 
 /// C libdeflate: a whole-buffer decoder that needs the output's room up front. Each thread
 /// keeps a decompressor and the size of the largest block so far; a block is decoded
-/// straight into a pooled buffer of that size (grown by doubling on
-/// `InsufficientSpace`, never past `limit`, so a hostile block costs at most twice the limit
-/// in work), then shortened to its length: no copy and no zeroed buffer for the data blocks
+/// straight into a pooled buffer of that size (grown on `InsufficientSpace`, by doubling up to
+/// the floor and by half past it, never past `limit`, so a hostile block costs at most three
+/// times the limit in work), then shortened to its length: no copy and no zeroed buffer for the data blocks
 /// that make up a scan, and a retry only for a block larger than any before it. A
 /// block much smaller than the room (an index block, a small value) is copied out at its exact
 /// length instead, so that a block kept for long (a table's index) does not pin the room's
@@ -235,14 +295,14 @@ fn inflate_libdeflate(
         // more than 64 times the input: one large value must not make every later block
         // take (and, past the pool's bound, zero) a buffer of its size.
         let mut room = match *largest {
-            0 => input.len().saturating_mul(8),
-            most => most.min(input.len().saturating_mul(64)),
-        }
-        .max(4096)
-        .min(limit);
+            0 => first_guess(input.len(), 8, limit, floor),
+            most => most
+                .min(input.len().saturating_mul(64))
+                .max(4096)
+                .min(limit),
+        };
         loop {
-            room_for(room, floor)?;
-            let mut out = buffer_pool::take(room);
+            let mut out = zeroed(room, floor)?;
             let result = if zlib_header {
                 decoder.zlib_decompress(input, &mut out)
             } else {
@@ -251,7 +311,9 @@ fn inflate_libdeflate(
             match result {
                 Ok(n) => {
                     *largest = (*largest).max(n);
-                    if n < room / 2 {
+                    // Past the floor the copy would need memory that may not be there:
+                    // such a block is shortened in place.
+                    if n < room / 2 && n <= floor {
                         let exact = buffer_pool::copy_of(&out[..n]);
                         buffer_pool::give(out);
                         return Ok(exact);
@@ -265,7 +327,7 @@ fn inflate_libdeflate(
                 }
                 Err(DecompressionError::InsufficientSpace) => {
                     buffer_pool::give(out);
-                    room = room.saturating_mul(2).min(limit);
+                    room = next_room(room, limit, floor);
                 }
                 Err(DecompressionError::BadData) => {
                     buffer_pool::give(out);
@@ -295,9 +357,8 @@ fn inflate_zlib_rs(input: &[u8], limit: usize, floor: usize, zlib_header: bool) 
         let state =
             states[zlib_header as usize].get_or_insert_with(|| Inflate::new(zlib_header, 15));
         state.reset(zlib_header);
-        let first = input.len().saturating_mul(8).max(4096).min(limit);
-        room_for(first, floor)?;
-        let mut out = vec![0u8; first];
+        let mut out = Vec::new();
+        grow_zeroed(&mut out, first_guess(input.len(), 8, limit, floor), floor)?;
         let (mut consumed, mut produced) = (0usize, 0usize);
         loop {
             let (in_before, out_before) = (state.total_in(), state.total_out());
@@ -320,9 +381,8 @@ fn inflate_zlib_rs(input: &[u8], limit: usize, floor: usize, zlib_header: bool) 
                 if out.len() >= limit {
                     return Err(past_limit(what, limit));
                 }
-                let next = out.len().saturating_mul(2).min(limit);
-                room_for(next, floor)?;
-                out.resize(next, 0);
+                let next = next_room(out.len(), limit, floor);
+                grow_zeroed(&mut out, next, floor)?;
             } else if consumed == input.len() || (took == 0 && gave == 0) {
                 return Err(Error::corruption(format!(
                     "bad {what} block: stream is truncated"
@@ -382,11 +442,23 @@ fn decompress_zstd(input: &[u8], limit: usize, floor: usize) -> Result<Vec<u8>> 
     let mut source = input;
     let decoder = ruzstd::decoding::StreamingDecoder::new(&mut source)
         .map_err(|e| Error::corruption(format!("bad zstd block: {e}")))?;
-    let mut out = Vec::new();
-    decoder
-        .take(limit as u64 + 1)
-        .read_to_end(&mut out)
-        .map_err(|e| Error::corruption(format!("bad zstd block: {e}")))?;
+    // Read a chunk at a time, the output's growth reserved first: fallibly once past the
+    // floor (`read_to_end` would grow it with allocations that abort).
+    let mut decoder = decoder.take(limit as u64 + 1);
+    let mut out: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = match decoder.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::corruption(format!("bad zstd block: {e}"))),
+        };
+        if out.len() + n > floor {
+            out.try_reserve(n).map_err(|_| no_room(out.len() + n))?;
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
     if out.len() > limit {
         return Err(Error::corruption(format!(
             "zstd block decompresses past the {limit}-byte limit"
@@ -436,6 +508,87 @@ mod tests {
         assert_eq!(decompress(2, &frame, 1 << 20).unwrap(), input);
         // Under a smaller limit too: the frame's bytes can make this much.
         assert_eq!(decompress(2, &frame, 1000).unwrap(), input);
+    }
+
+    /// Past the floor (a large value's block) the first deflate buffer is twice the stored
+    /// bytes, not eight times, and grows by half: a 100 MiB block that compressed poorly does
+    /// not ask for 800 MiB. Under the floor, the old guess and doubling stand. Every inflater
+    /// then returns exact bytes from a block past the floor that fits its first guess, one
+    /// that needs several retries, and one much smaller than its buffer (shortened in place).
+    #[test]
+    fn deflate_buffers_past_the_floor_grow_gently() {
+        const MIB: usize = 1 << 20;
+        assert_eq!(
+            first_guess(100 * MIB, 8, 1032 * 100 * MIB, 16 * MIB),
+            200 * MIB
+        );
+        assert_eq!(first_guess(MIB, 8, 1032 * MIB, 16 * MIB), 8 * MIB);
+        assert_eq!(first_guess(3 * MIB, 8, 1032 * 3 * MIB, 16 * MIB), 16 * MIB);
+        assert_eq!(first_guess(100, 8, 103_200, 16 * MIB), 4096);
+        assert_eq!(next_room(4 * MIB, usize::MAX, 16 * MIB), 8 * MIB);
+        assert_eq!(next_room(12 * MIB, usize::MAX, 16 * MIB), 16 * MIB);
+        assert_eq!(next_room(16 * MIB, usize::MAX, 16 * MIB), 24 * MIB);
+        assert_eq!(next_room(24 * MIB, 30 * MIB, 16 * MIB), 30 * MIB);
+        let mut noise = vec![0u8; 3 * MIB];
+        crate::util::random::Random::new(9).fill(&mut noise[..2 * MIB]);
+        let zeros = vec![0u8; 6 * MIB];
+        for input in [&noise, &zeros] {
+            for header in [true, false] {
+                let packed = if header {
+                    miniz_oxide::deflate::compress_to_vec_zlib(input, 6)
+                } else {
+                    miniz_oxide::deflate::compress_to_vec(input, 6)
+                };
+                let limit = packed.len() * 1032;
+                let floor = 64 * 1024;
+                #[cfg(any(target_arch = "wasm32", feature = "libdeflate"))]
+                assert_eq!(
+                    inflate_libdeflate(&packed, limit, floor, header).unwrap(),
+                    *input
+                );
+                #[cfg(not(target_arch = "wasm32"))]
+                assert_eq!(
+                    inflate_zlib_rs(&packed, limit, floor, header).unwrap(),
+                    *input
+                );
+            }
+        }
+        // Zstd's output grows a chunk at a time past the floor.
+        let frame = ruzstd::encoding::compress_to_vec(
+            &noise[..],
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        assert_eq!(decompress_zstd(&frame, 4 * MIB, 64 * 1024).unwrap(), noise);
+        assert!(decompress_zstd(&frame, 2 * MIB, 64 * 1024)
+            .unwrap_err()
+            .is_corruption());
+    }
+
+    /// A decode worker's bound is the limit itself: no allowance for what the bytes can make.
+    #[test]
+    fn strict_decompression_refuses_past_the_limit() {
+        let zeros = vec![0u8; 2 << 20];
+        for kind in [
+            CompressionType::None,
+            CompressionType::Snappy,
+            CompressionType::Zlib,
+            CompressionType::ZlibRaw,
+        ] {
+            let mut out = Vec::new();
+            compress(kind, &zeros, &mut out);
+            assert_eq!(decompress_strict(kind.id(), &out, 2 << 20).unwrap(), zeros);
+            let err = decompress_strict(kind.id(), &out, 1 << 20).unwrap_err();
+            assert!(
+                err.is_corruption() && err.message().contains("limit"),
+                "{kind:?}: {err}"
+            );
+            // The usual bound takes it.
+            assert_eq!(
+                decompress(kind.id(), &out, 1 << 20).unwrap(),
+                zeros,
+                "{kind:?}"
+            );
+        }
     }
 
     /// A block is refused only past what its codec can make of its bytes (or the caller's

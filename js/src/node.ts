@@ -26,15 +26,14 @@ export * from './snbt-tree.js';
 let engine: Engine | undefined;
 let compiled: WebAssembly.Module | undefined;
 
-/** The process-wide engine (the wasm module is compiled once, on first use). After a trap
- * stopped it (engine.ts's `stopped`: out of memory, or a bug), the next call resets the wasm
- * instance (a fresh one, the dead one's memory left to the collector) and starts a new engine:
- * databases the dead one held are released (`NodeFsHost.abandon`) and open again in it, their
- * logs recovering what they had acknowledged. */
+/** The process-wide engine (the wasm module is compiled once, on first use). When a trap
+ * stops it (engine.ts's `stopped`: out of memory, or a bug), its stores are released
+ * (`NodeFsHost.abandon`) and the wasm instance is reset right away (`stopInstance`); the next
+ * call starts a new engine on the fresh instance, where the databases the dead one held open
+ * again, their logs recovering what they had acknowledged. */
 export function getEngine(): Engine {
   let predecessor: Engine | undefined;
   if (engine?.stopped) {
-    __wbg_reset_state();
     predecessor = engine;
     engine = undefined;
   }
@@ -54,11 +53,24 @@ export function getEngine(): Engine {
       },
       (size) => new DecodePool(() => nodeDecodePort(module), size),
       Math.max(0, (os.availableParallelism?.() ?? os.cpus().length) - 1),
-      () => host.abandon(),
+      () => {
+        host.abandon();
+        stopInstance();
+      },
       predecessor,
     );
   }
   return engine;
+}
+
+/** Lets go of a stopped engine's wasm instance at once: wasm-bindgen's reset makes a fresh
+ * instance and a new instance id, and the glue's finalizers run a collected object's `drop`
+ * only in the instance that made it. Without it, until the next engine started, collecting a
+ * database the stopped engine dropped ran `Db::drop` in the trapped instance (its memory in
+ * an unknown state, its descriptors closed and their numbers perhaps reused), and the dead
+ * instance's memory (up to 4 GiB) stayed held. */
+function stopInstance(): void {
+  __wbg_reset_state();
 }
 
 /** A decode worker thread (decode-worker-node.ts); it does not keep the process alive. */

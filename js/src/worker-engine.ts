@@ -97,14 +97,14 @@ function browserDecodePort(module: WebAssembly.Module): DecodePort {
 }
 
 /** The worker's engine (one wasm instance), created on first use. Where this context can
- * start workers, scans get decode workers (cores - 1 by default). After a trap stopped it
- * (engine.ts's `stopped`: out of memory, or a bug), the next call resets the wasm instance and
- * starts a new engine: the stopped one released its stores' handles, so its databases open
- * again in the new one; calls with the old handles fail with the error that stopped it. */
+ * start workers, scans get decode workers (cores - 1 by default). A trap stops it (engine.ts's
+ * `stopped`: out of memory, or a bug) and resets the wasm instance at once; the next call
+ * starts a new engine on the fresh instance: the stopped one released its stores' handles, so
+ * its databases open again in the new one; calls with the old handles fail with the error
+ * that stopped it. */
 function engine(): Promise<Engine> {
   let predecessor: Engine | undefined;
   if (current?.stopped) {
-    __wbg_reset_state();
     predecessor = current;
     current = undefined;
     ready = undefined;
@@ -120,7 +120,10 @@ function engine(): Promise<Engine> {
       hostFor,
       canSpawn ? (size) => new DecodePool(() => browserDecodePort(module), size) : undefined,
       canSpawn ? Math.max(0, cores - 1) : 0,
-      undefined,
+      // The dead instance is let go at the stop (a fresh one, a new instance id): the glue's
+      // finalizers then never run a collected object's `drop` in the trapped instance, and
+      // its memory is not held until the next call.
+      () => __wbg_reset_state(),
       predecessor,
     );
     return current;

@@ -4,8 +4,9 @@
 //   log has it, and the database goes on;
 // - a call that traps the instance (a value too large to copy in: `unreachable`) stops the
 //   engine: that call and every later one on its databases fail with kind EngineStopped, never
-//   a bare RuntimeError or a call into half-changed memory; closing them works; an open starts a
-//   new instance, where both databases (one never closed) open again with every write they
+//   a bare RuntimeError or a call into half-changed memory; the dead instance is let go at
+//   the stop (its memory, its objects' finalizers); closing them works; an open starts a
+//   new engine, where both databases (one never closed) open again with every write they
 //   acknowledged.
 // Each of the two writes copies 1.5 GiB or more into wasm memory; the file runs alone in its
 // fork (vitest.config.ts: forks, no file parallelism).
@@ -66,6 +67,7 @@ test('out of wasm memory: one write fails alone, a trap stops the engine, an ope
   // 3.5 GiB cannot be copied into the instance at all: wasm-bindgen's allocation aborts, a trap.
   const huge = new Uint8Array(3.5 * GiB);
   const stoppedBy = getEngine();
+  expect(stoppedBy.memoryBytes()).toBeGreaterThan(2 * GiB);
   const scan = d.scan();
   const trap = await rejection(b.put('too-big', huge));
   expect(trap.code).toBe('LEVEL_IO_ERROR');
@@ -73,6 +75,10 @@ test('out of wasm memory: one write fails alone, a trap stops the engine, an ope
   expect(trap.message).toMatch(/^Strata's WebAssembly engine stopped \(unreachable\): out of memory/);
   expect(trap.cause).toBeInstanceOf(WebAssembly.RuntimeError);
   expect(stoppedBy.stopped).toBe(trap);
+  // The dead instance was let go at the stop (over 3 GiB in it): the memory figure is a fresh
+  // instance's, and its objects' finalizers (wasm-bindgen's, per instance id) can no longer
+  // run a `drop` in it.
+  expect(stoppedBy.memoryBytes()).toBeLessThan(64 * 2 ** 20);
   // Every database of the stopped engine answers with the same error, nothing runs in it.
   for (const call of [() => a.get('a1'), () => b.get('b1'), () => a.put('a3', 'x'), () => b.properties()]) {
     expect(await rejection(call())).toBe(trap);

@@ -5,7 +5,9 @@
 //!    written out as a table.
 //! 2. Every table is scanned; its key range and largest sequence are taken from the entries
 //!    that read back. A table that is damaged part-way is rewritten with the entries that
-//!    could be read; one that cannot be opened at all is set aside in `lost/`.
+//!    could be read; one that cannot be opened at all is set aside in `lost/`. Only damage
+//!    counts (corruption): a read error or a shortage of memory ends the repair with that
+//!    error, the table it could not read left in place (a repair run again finishes).
 //! 3. A new MANIFEST lists every table at level 0 (tables may overlap there) with a last
 //!    sequence above every entry, and CURRENT is pointed at it; old MANIFESTs go to `lost/`.
 //!
@@ -15,7 +17,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::cache::Cache;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{compare_internal_keys, parse_internal_key};
 use crate::log;
@@ -146,7 +148,8 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
         let size = storage.file_size(&path)?;
         let table = match table_cache.table(number, size) {
             Ok(t) => t,
-            Err(_) => {
+            Err(e) => {
+                is_damage(e)?;
                 report.tables_lost += 1;
                 table_cache.evict(number);
                 archive(&*storage, dir, &path)?;
@@ -189,16 +192,22 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
                         }
                         it.next();
                     }
-                    damaged |= it.status().is_err();
+                    if let Err(e) = it.status() {
+                        damaged |= is_damage(e)?;
+                    }
                 }
-                Err(_) => damaged = true,
+                Err(e) => damaged |= is_damage(e)?,
             }
             index.next();
         }
-        damaged |= index.status().is_err();
+        if let Err(e) = index.status() {
+            damaged |= is_damage(e)?;
+        }
         // A damaged filter or metaindex costs no entries, but the table is rewritten.
-        damaged |=
-            super::inspect::check_meta_blocks(&*storage, &path, options.max_block_size).is_err();
+        if let Err(e) = super::inspect::check_meta_blocks(&*storage, &path, options.max_block_size)
+        {
+            damaged |= is_damage(e)?;
+        }
         if damaged {
             // Keep what could be read: copy the intact entries into a new table.
             table_cache.evict(number);
@@ -249,6 +258,18 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
     }
     filename::set_current_file(&*storage, dir, manifest_number)?;
     Ok(report)
+}
+
+/// `Ok(true)` for an error that is damage in the table's bytes (they do not parse, fail their
+/// checksum, or name a codec nobody writes): the table is rewritten or set aside. Any other
+/// error (the storage failed, memory ran short) ends the repair with it, before anything is
+/// set aside for what may be a passing failure; a repair run again after it picks up where
+/// this one stopped (tables already rewritten are found like any other).
+fn is_damage(e: Error) -> Result<bool> {
+    match e.kind() {
+        ErrorKind::Corruption | ErrorKind::NotSupported => Ok(true),
+        _ => Err(e),
+    }
 }
 
 fn storage_name(path: &str) -> String {

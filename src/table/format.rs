@@ -92,7 +92,8 @@ pub fn read_block(
     max_size: usize,
 ) -> Result<BlockContents> {
     check_handle(handle, file_size, max_size)?;
-    let n = handle.size as usize;
+    let n = handle.size as usize; // check_handle: size + trailer fits in a usize
+
     let raw = read_exact_at(file, handle.offset, n + BLOCK_TRAILER_SIZE)?;
     decode_block(raw, verify, max_size).map_err(|e| e.at_offset(handle.offset))
 }
@@ -101,13 +102,19 @@ pub fn read_block(
 /// and that a block larger than `max_size` (a value of hundreds of MiB is one block) can be
 /// allocated: `OutOfMemory` rather than an abort where memory is short.
 pub fn check_handle(handle: BlockHandle, file_size: u64, max_size: usize) -> Result<()> {
-    let end = handle
-        .offset
-        .checked_add(handle.size)
-        .and_then(|e| e.checked_add(BLOCK_TRAILER_SIZE as u64));
-    match end {
-        Some(end) if end <= file_size => crate::compress::room_for(handle.size as usize, max_size)
-            .map_err(|e| e.at_offset(handle.offset)),
+    let with_trailer = handle.size.checked_add(BLOCK_TRAILER_SIZE as u64);
+    let end = with_trailer.and_then(|n| handle.offset.checked_add(n));
+    match (end, with_trailer) {
+        (Some(end), Some(n)) if end <= file_size => {
+            // A 32-bit host (wasm) cannot hold a block of 4 GiB or more at all.
+            let n = usize::try_from(n).map_err(|_| {
+                Error::out_of_memory(format!(
+                    "a block of {n} bytes cannot be held in this host's memory"
+                ))
+                .at_offset(handle.offset)
+            })?;
+            crate::compress::room_for(n, max_size).map_err(|e| e.at_offset(handle.offset))
+        }
         _ => Err(Error::corruption(format!(
             "block handle (offset {}, size {}) lies outside the {file_size}-byte file",
             handle.offset, handle.size

@@ -226,6 +226,8 @@ impl ReadaheadPool {
             let RunState::Queued(job) = std::mem::replace(&mut *state, RunState::Gone) else {
                 continue; // taken by its cursor or cancelled
             };
+            // A run `read_run_raw` refuses (a block past `max_block_size`, or a read error)
+            // stays with its cursor, which reads it and reports what went wrong.
             match job.table.read_run_raw(job.first, job.count) {
                 Ok((raw, sizes)) => {
                     let verify = job.verify;
@@ -732,7 +734,16 @@ pub fn decode_run(
             .checked_add(size as usize)
             .filter(|&e| e <= raw.len())
             .ok_or_else(|| Error::corruption("a lent run is shorter than its block sizes"))?;
-        out.push(super::format::decode_block_slice(&raw[at..end], verify, max_block_size)?.data);
+        // Strictly within the limit: the blocks go back to the engine through copies that
+        // cannot fail softly, so a block past it (a value of more than `max_block_size`) is
+        // left to the cursor, whose reads of such blocks reserve their memory fallibly.
+        let block = &raw[at..end];
+        let n = super::format::check_trailer(block, verify)?;
+        out.push(crate::compress::decompress_strict(
+            block[n],
+            &block[..n],
+            max_block_size,
+        )?);
         at = end;
     }
     if at != raw.len() {

@@ -294,8 +294,8 @@ impl Table {
         let span_start = handles[0].offset;
         let last = handles[handles.len() - 1];
         let span = (last.offset + last.size + BLOCK_TRAILER_SIZE as u64).saturating_sub(span_start);
-        let bytes = match checked {
-            Ok(()) => read_exact_at(&*self.file, span_start, span as usize)
+        let bytes = match checked.and_then(|()| run_span(span, span_start)) {
+            Ok(span) => read_exact_at(&*self.file, span_start, span)
                 .map_err(|e| e.in_file(self.name.clone())),
             Err(e) => Err(e.in_file(self.name.clone())),
         };
@@ -319,7 +319,7 @@ impl Table {
 
     /// The raw bytes of data blocks `first..first + count` (laid end to end, trailers
     /// included) with one read, and each block's length in them: a run for an outside decoder
-    /// (`readahead::decode_run`).
+    /// (`readahead::decode_run`). Refused for a run holding a block over `max_block_size`.
     pub fn read_run_raw(&self, first: usize, count: usize) -> Result<(Vec<u8>, Vec<u32>)> {
         let handles = match self.data_handles()? {
             h if count > 0 && first + count <= h.len() => &h[first..first + count],
@@ -332,11 +332,23 @@ impl Table {
         let max = self.settings.max_block_size;
         for h in handles {
             check_handle(*h, self.size, max).map_err(|e| e.in_file(self.name.clone()))?;
+            // A block past the limit (a large value) is not lent: its bytes and its decoded
+            // contents would cross between the engine and the decoder through copies that
+            // cannot fail softly. The cursor reads it, reserving its memory fallibly.
+            if h.size + BLOCK_TRAILER_SIZE as u64 > max as u64 {
+                return Err(Error::not_supported(format!(
+                    "a block of {} bytes is not lent to a decoder (over {max})",
+                    h.size
+                ))
+                .in_file(self.name.clone())
+                .at_offset(h.offset));
+            }
         }
         let span_start = handles[0].offset;
         let last = handles[handles.len() - 1];
         let span = (last.offset + last.size + BLOCK_TRAILER_SIZE as u64).saturating_sub(span_start);
-        let raw = read_exact_at(&*self.file, span_start, span as usize)
+        let span = run_span(span, span_start).map_err(|e| e.in_file(self.name.clone()))?;
+        let raw = read_exact_at(&*self.file, span_start, span)
             .map_err(|e| e.in_file(self.name.clone()))?;
         let sizes = handles
             .iter()
@@ -499,3 +511,14 @@ impl InternalIterator for AnnotatedBlockIter {
 
 /// Iterator over a whole table.
 pub type TableIterator = TwoLevelIterator<AnnotatedBlockIter, BlockOpener>;
+
+/// A run's span of `span` bytes as a length to read: `OutOfMemory` where the host's memory
+/// cannot hold it (blocks of gigabytes on a 32-bit host).
+fn run_span(span: u64, offset: u64) -> Result<usize> {
+    usize::try_from(span).map_err(|_| {
+        Error::out_of_memory(format!(
+            "a run of blocks of {span} bytes cannot be held in this host's memory"
+        ))
+        .at_offset(offset)
+    })
+}

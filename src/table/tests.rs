@@ -649,6 +649,81 @@ fn lent_runs_decode_outside_and_filtered_runs_keep_what_the_reader_reads() {
     }
 }
 
+/// A value past `max_block_size` (one block of its own) is never lent to a decoder: a stored
+/// block of it is not lent at all, a compressed one is lent (its stored bytes are small) but
+/// the decoder refuses to make more than `max_block_size` of it, and the cursor reads it
+/// itself. Either way the reader sees every entry, the large value byte-exact.
+#[test]
+fn blocks_past_the_limit_stay_with_the_cursor() {
+    use super::readahead::decode_run;
+    const MAX: usize = 1 << 24;
+    for compression in [CompressionType::None, CompressionType::Snappy] {
+        let mut entries = model(3000, 17);
+        let big: Vec<u8> = match compression {
+            // Noise: a stored block of 20 MiB.
+            CompressionType::None => {
+                let mut v = vec![0u8; 20 << 20];
+                Random::new(5).fill(&mut v);
+                v
+            }
+            // One byte: ~1 MiB of Snappy that makes 20 MiB.
+            _ => vec![7u8; 20 << 20],
+        };
+        let at = 1500;
+        entries[at].1 = big.clone();
+        let (s, size) = build_table(&entries, compression, 4096);
+        let pool = ReadaheadPool::external();
+        let table = open_table_as(&s, "t.ldb", size, Some(pool.clone()));
+        let mut it = table.iter(readahead_options());
+        it.seek_to_first();
+        let (mut seen, mut lent, mut refused, mut delivered) = (0usize, 0, 0, 0);
+        while it.valid() {
+            for run in pool.lend(4) {
+                lent += 1;
+                assert!(
+                    run.sizes.iter().all(|&n| (n as usize) <= MAX),
+                    "{compression:?}"
+                );
+                match decode_run(&run.raw, &run.sizes, run.verify, MAX) {
+                    Ok(blocks) => {
+                        delivered += 1;
+                        pool.deliver(run.id, blocks);
+                    }
+                    Err(e) => {
+                        assert!(e.is_corruption(), "{e}");
+                        assert!(e.message().contains("limit"), "{e}");
+                        refused += 1;
+                        pool.abandon(run.id);
+                    }
+                }
+            }
+            let (k, v) = &entries[seen];
+            assert_eq!(it.key(), &k[..], "{compression:?} entry {seen}");
+            if seen == at {
+                assert_eq!(it.value().len(), big.len());
+                assert!(
+                    it.value() == &big[..],
+                    "{compression:?}: the large value differs"
+                );
+            } else {
+                assert_eq!(it.value(), &v[..]);
+            }
+            seen += 1;
+            it.next();
+        }
+        it.status().unwrap();
+        assert_eq!(seen, entries.len(), "{compression:?}");
+        assert!(lent > 0 && delivered > 0, "{compression:?}: {lent} lent");
+        // The stored block is never lent; the Snappy one is, and its decoder refuses it.
+        let expect_refused = if compression == CompressionType::None {
+            0
+        } else {
+            1
+        };
+        assert_eq!(refused, expect_refused, "{compression:?}");
+    }
+}
+
 #[test]
 fn filter_block_keeps_exactly_the_kept_entries() {
     let entries = model(300, 17);
