@@ -446,7 +446,8 @@ fn decompress_zstd(input: &[u8], limit: usize, floor: usize) -> Result<Vec<u8>> 
     // floor (`read_to_end` would grow it with allocations that abort).
     let mut decoder = decoder.take(limit as u64 + 1);
     let mut out: Vec<u8> = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
+    // (A single-segment frame's window is its content size: a small block reads in one.)
+    let mut chunk = vec![0u8; (window as usize).clamp(1024, 64 * 1024)];
     loop {
         let n = match decoder.read(&mut chunk) {
             Ok(0) => break,
