@@ -199,6 +199,10 @@ fn zeroed(n: usize, floor: usize) -> Result<Vec<u8>> {
 /// Grows `out` (zero-filled) to `n` bytes, fallibly past `floor`.
 #[cfg(not(target_arch = "wasm32"))]
 fn grow_zeroed(out: &mut Vec<u8>, n: usize, floor: usize) -> Result<()> {
+    if out.is_empty() && n <= floor {
+        *out = vec![0u8; n]; // a zeroed allocation, as before
+        return Ok(());
+    }
     if n > floor {
         out.try_reserve_exact(n.saturating_sub(out.len()))
             .map_err(|_| no_room(n))?;
@@ -310,7 +314,8 @@ fn inflate_libdeflate(
             };
             match result {
                 Ok(n) => {
-                    *largest = (*largest).max(n);
+                    // (A large value's size is not taken for the next blocks' room.)
+                    *largest = (*largest).max(n.min(floor));
                     // Past the floor the copy would need memory that may not be there:
                     // such a block is shortened in place.
                     if n < room / 2 && n <= floor {
@@ -438,27 +443,37 @@ fn decompress_zstd(input: &[u8], limit: usize, floor: usize) -> Result<Vec<u8>> 
     if window > limit as u64 {
         return Err(too_big(window, limit));
     }
-    room_for(window as usize, floor)?;
+    // The decoder's ring buffer takes up to twice the window (a power of two), infallibly.
+    room_for((window as usize).saturating_mul(2), floor)?;
     let mut source = input;
     let decoder = ruzstd::decoding::StreamingDecoder::new(&mut source)
         .map_err(|e| Error::corruption(format!("bad zstd block: {e}")))?;
-    // Read a chunk at a time, the output's growth reserved first: fallibly once past the
-    // floor (`read_to_end` would grow it with allocations that abort).
+    let bad = |e: std::io::Error| Error::corruption(format!("bad zstd block: {e}"));
     let mut decoder = decoder.take(limit as u64 + 1);
+    // Up to the floor as any block: straight into the output.
     let mut out: Vec<u8> = Vec::new();
-    // (A single-segment frame's window is its content size: a small block reads in one.)
-    let mut chunk = vec![0u8; (window as usize).clamp(1024, 64 * 1024)];
-    loop {
-        let n = match decoder.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Error::corruption(format!("bad zstd block: {e}"))),
-        };
-        if out.len() + n > floor {
-            out.try_reserve(n).map_err(|_| no_room(out.len() + n))?;
+    (&mut decoder)
+        .take(floor as u64)
+        .read_to_end(&mut out)
+        .map_err(bad)?;
+    if out.len() as u64 == floor as u64 {
+        // Past it a chunk at a time, the output grown by half (exactly, fallibly) when full:
+        // `read_to_end` would grow it by doubling, with allocations that abort.
+        let mut chunk = vec![0u8; 64 * 1024];
+        loop {
+            let n = match decoder.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(bad(e)),
+            };
+            if out.capacity() - out.len() < n {
+                let grow = (out.len() / 2).max(n);
+                out.try_reserve_exact(grow)
+                    .map_err(|_| no_room(out.len() + grow))?;
+            }
+            out.extend_from_slice(&chunk[..n]);
         }
-        out.extend_from_slice(&chunk[..n]);
     }
     if out.len() > limit {
         return Err(Error::corruption(format!(

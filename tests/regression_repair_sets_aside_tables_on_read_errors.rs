@@ -5,8 +5,10 @@
 //! moment later.
 //!
 //! Now only damage (corruption) is damage: any other error ends the repair with that error,
-//! the table left where it was, and a repair run once the storage answers again keeps every
-//! entry. Checked to fail on the old code (it returned `Ok` with a table lost or rewritten).
+//! naming the table, and the folder is as the repair found it (nothing moved to `lost/`, the
+//! logs in place, no file left behind): an open sees every write, and a repair run once the
+//! storage answers again keeps every entry. Checked to fail on the old code (it returned `Ok`
+//! with a table lost, or rewritten without a block's entries).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
@@ -19,6 +21,8 @@ use strata::{
 };
 
 const KEYS: u32 = 2000;
+/// Keys written after the compaction: only in the log.
+const LOG_KEYS: u32 = 50;
 
 fn options() -> Options {
     Options {
@@ -41,26 +45,40 @@ fn val(i: u32) -> Vec<u8> {
     v
 }
 
-/// MemStorage whose reads of one table fail with `Io` once `after` reads of it succeeded,
-/// while armed.
+/// Which reads of the victim table fail while armed.
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    /// Every read: the table cannot even be opened (its footer).
+    All,
+    /// Reads of its first data block (offset 0): it opens (footer, index and filter lie at
+    /// its end), then a block fails.
+    FirstBlock,
+}
+
+/// MemStorage whose reads of one table fail with `Io` while armed.
 struct FailingReads {
     inner: MemStorage,
     table: String,
     armed: Arc<AtomicBool>,
-    after: u64,
-    reads: Arc<AtomicU64>,
+    fault: Fault,
+    failed: Arc<AtomicU64>,
 }
 
 struct FailingFile {
     inner: Arc<dyn RandomAccessFile>,
     armed: Arc<AtomicBool>,
-    after: u64,
-    reads: Arc<AtomicU64>,
+    fault: Fault,
+    failed: Arc<AtomicU64>,
 }
 
 impl RandomAccessFile for FailingFile {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
-        if self.armed.load(SeqCst) && self.reads.fetch_add(1, SeqCst) >= self.after {
+        let hit = match self.fault {
+            Fault::All => true,
+            Fault::FirstBlock => offset == 0,
+        };
+        if hit && self.armed.load(SeqCst) {
+            self.failed.fetch_add(1, SeqCst);
             return Err(Error::io("simulated read error"));
         }
         self.inner.read_at(offset, buf)
@@ -79,8 +97,8 @@ impl Storage for FailingReads {
         Ok(Arc::new(FailingFile {
             inner,
             armed: self.armed.clone(),
-            after: self.after,
-            reads: self.reads.clone(),
+            fault: self.fault,
+            failed: self.failed.clone(),
         }))
     }
     fn create(&self, path: &str) -> Result<Box<dyn WritableFile>> {
@@ -115,7 +133,7 @@ impl Storage for FailingReads {
     }
 }
 
-/// 2000 keys compacted into several tables; the names of the tables.
+/// 2000 keys compacted into several tables, then 50 more only in the log; the tables' names.
 fn build() -> (MemStorage, Vec<String>) {
     let mem = MemStorage::new();
     let db = Db::open(Arc::new(mem.clone()), "db", options()).unwrap();
@@ -123,6 +141,10 @@ fn build() -> (MemStorage, Vec<String>) {
         db.put(&WriteOptions::default(), &key(i), &val(i)).unwrap();
     }
     db.compact_range(None, None).unwrap();
+    for i in KEYS..KEYS + LOG_KEYS {
+        db.put(&WriteOptions::default(), &key(i), &val(i)).unwrap();
+    }
+    assert_eq!(db.memtable_entries(), LOG_KEYS as usize);
     drop(db);
     let mut tables: Vec<String> = mem
         .list("db")
@@ -133,6 +155,21 @@ fn build() -> (MemStorage, Vec<String>) {
     tables.sort();
     assert!(tables.len() >= 3, "{tables:?}");
     (mem, tables)
+}
+
+/// Every file of the folder (and of `lost/`) with its bytes.
+fn folder(mem: &MemStorage) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for dir in ["db", "db/lost"] {
+        for name in mem.list(dir).unwrap_or_default() {
+            let path = format!("{dir}/{name}");
+            if let Ok(bytes) = strata::storage::read_all(mem, &path) {
+                out.push((path, bytes));
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Every key with its own value, read through a fresh open.
@@ -148,45 +185,96 @@ fn all_keys_back(mem: &MemStorage) {
         it.next();
     }
     it.status().unwrap();
-    assert_eq!(n, KEYS);
+    assert_eq!(n, KEYS + LOG_KEYS);
 }
 
 #[test]
-fn a_read_error_ends_repair_and_sets_nothing_aside() {
-    // `after`: 0 fails the open of the table (its footer), 3 a data block after the footer,
-    // index and filter were read.
-    for after in [0u64, 3] {
+fn a_read_error_ends_repair_and_leaves_the_folder_as_it_was() {
+    for fault in [Fault::All, Fault::FirstBlock] {
         let (mem, tables) = build();
         let victim = tables[tables.len() / 2].clone();
+        let before = folder(&mem);
+        assert!(before.iter().any(|(p, _)| p.ends_with(".log")));
         let armed = Arc::new(AtomicBool::new(true));
-        let reads = Arc::new(AtomicU64::new(0));
+        let failed = Arc::new(AtomicU64::new(0));
         let failing = FailingReads {
             inner: mem.clone(),
             table: victim.clone(),
             armed: armed.clone(),
-            after,
-            reads: reads.clone(),
+            fault,
+            failed: failed.clone(),
         };
         let e = repair(Arc::new(failing), "db", &options()).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::Io, "after {after}: {e}");
+        assert_eq!(e.kind(), ErrorKind::Io, "{fault:?}: {e}");
         assert!(e.message().contains("simulated read error"), "{e}");
+        assert_eq!(e.file(), Some(victim.as_str()), "{fault:?}: {e}");
+        assert!(failed.load(SeqCst) > 0, "{fault:?}: the fault was reached");
+        // The folder as it was: every file, byte for byte; the log's writes are still seen.
         assert!(
-            reads.load(SeqCst) > after,
-            "after {after}: the fault was reached"
+            folder(&mem) == before,
+            "{fault:?}: the failed repair changed the folder"
         );
-        // The table is where it was, byte for byte, and nothing was set aside for it.
-        assert!(mem.exists(&format!("db/{victim}")), "after {after}");
-        let lost = mem.list("db/lost").unwrap_or_default();
-        assert!(
-            !lost.iter().any(|n| n == &victim),
-            "after {after}: {victim} set aside: {lost:?}"
-        );
+        all_keys_back(&mem);
         // Once the storage answers, repair keeps every entry.
         armed.store(false, SeqCst);
         let report = repair(Arc::new(mem.clone()), "db", &options()).unwrap();
-        assert_eq!(report.tables_lost, 0, "after {after}: {report:?}");
-        assert_eq!(report.tables_rewritten, 0, "after {after}: {report:?}");
-        assert_eq!(report.entries, KEYS as u64, "after {after}: {report:?}");
+        assert_eq!(report.tables_lost, 0, "{fault:?}: {report:?}");
+        assert_eq!(report.tables_rewritten, 0, "{fault:?}: {report:?}");
+        assert_eq!(report.logs_replayed, 1, "{fault:?}: {report:?}");
+        assert_eq!(
+            report.entries,
+            (KEYS + LOG_KEYS) as u64,
+            "{fault:?}: {report:?}"
+        );
         all_keys_back(&mem);
     }
+}
+
+/// A repair that finishes moves what it replaced to `lost/` only after CURRENT names its
+/// MANIFEST, whose log number is past every log: a database where one table is damaged
+/// comes back with every intact entry, its replayed log and old MANIFEST in `lost/`.
+#[test]
+fn a_finished_repair_sets_aside_the_log_the_damage_and_the_old_manifest() {
+    let (mem, tables) = build();
+    let victim = format!("db/{}", tables[0]);
+    let mut bytes = strata::storage::read_all(&mem, &victim).unwrap();
+    bytes[10] ^= 0xff; // the first data block's checksum fails
+    strata::storage::write_all(&mem, &victim, &bytes).unwrap();
+    let old_manifest = mem
+        .list("db")
+        .unwrap()
+        .into_iter()
+        .find(|n| n.starts_with("MANIFEST-"))
+        .unwrap();
+    let report = repair(Arc::new(mem.clone()), "db", &options()).unwrap();
+    assert_eq!(report.tables_rewritten, 1, "{report:?}");
+    assert_eq!(report.tables_lost, 0, "{report:?}");
+    assert_eq!(report.logs_replayed, 1, "{report:?}");
+    let mut lost = mem.list("db/lost").unwrap();
+    lost.sort();
+    let log = lost.iter().find(|n| n.ends_with(".log")).cloned();
+    assert!(log.is_some(), "{lost:?}");
+    assert!(lost.contains(&tables[0]), "{lost:?}");
+    assert!(lost.contains(&old_manifest), "{lost:?}");
+    assert_eq!(lost.len(), 3, "{lost:?}");
+    // Every key but those of the damaged block, each with its own value.
+    let db = Db::open(Arc::new(mem.clone()), "db", options()).unwrap();
+    let mut it = db.iter(&ReadOptions::default());
+    it.seek_to_first();
+    let mut n = 0u64;
+    while it.valid() {
+        let i: u32 = std::str::from_utf8(&it.key()[3..])
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(it.value(), val(i), "key {i}");
+        n += 1;
+        it.next();
+    }
+    it.status().unwrap();
+    assert_eq!(n, report.entries);
+    assert!(
+        n < (KEYS + LOG_KEYS) as u64 && n > (KEYS + LOG_KEYS) as u64 - 20,
+        "{n}"
+    );
 }

@@ -430,7 +430,14 @@ export class Engine {
       }
       void Promise.resolve(lease.release?.()).catch(() => {});
     }
-    this.onStop?.();
+    // The host's own clean-up (releasing the dead instance's files, resetting the instance):
+    // its failure must not replace the stop error, nor escape from a path with no caller
+    // (idle maintenance). The home retries a reset that failed before its next engine.
+    try {
+      this.onStop?.();
+    } catch {
+      // retried by the home (node.ts, worker-engine.ts) before a new engine starts
+    }
   }
 
   /** The decode workers, started on the first scan that wants them (shared by databases). */

@@ -37,6 +37,10 @@ export function getEngine(): Engine {
     predecessor = engine;
     engine = undefined;
   }
+  // A reset that failed at the stop (no memory for the fresh instance while the dead one was
+  // still held) is tried again here, and no engine starts before it succeeds: its error goes
+  // to the caller, and the next call tries again.
+  if (staleInstance) stopInstance();
   if (engine === undefined) {
     const module = (compiled ??= new WebAssembly.Module(fs.readFileSync(new URL('../wasm/strata_bg.wasm', import.meta.url))));
     initSync({ module });
@@ -54,8 +58,12 @@ export function getEngine(): Engine {
       (size) => new DecodePool(() => nodeDecodePort(module), size),
       Math.max(0, (os.availableParallelism?.() ?? os.cpus().length) - 1),
       () => {
-        host.abandon();
-        stopInstance();
+        staleInstance = true;
+        try {
+          host.abandon();
+        } finally {
+          stopInstance();
+        }
       },
       predecessor,
     );
@@ -70,8 +78,13 @@ export function getEngine(): Engine {
  * an unknown state, its descriptors closed and their numbers perhaps reused), and the dead
  * instance's memory (up to 4 GiB) stayed held. */
 function stopInstance(): void {
+  staleInstance = true;
   __wbg_reset_state();
+  staleInstance = false;
 }
+
+/** Set from a stop until the instance was reset: no engine may start on the dead instance. */
+let staleInstance = false;
 
 /** A decode worker thread (decode-worker-node.ts); it does not keep the process alive. */
 function nodeDecodePort(module: WebAssembly.Module): DecodePort {

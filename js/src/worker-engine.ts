@@ -96,6 +96,16 @@ function browserDecodePort(module: WebAssembly.Module): DecodePort {
   };
 }
 
+/** Set from a stop until the instance was reset: no engine may start on the dead instance. */
+let staleInstance = false;
+
+/** Lets go of a stopped engine's wasm instance (a fresh one, a new instance id). */
+function resetInstance(): void {
+  staleInstance = true;
+  __wbg_reset_state();
+  staleInstance = false;
+}
+
 /** The worker's engine (one wasm instance), created on first use. Where this context can
  * start workers, scans get decode workers (cores - 1 by default). A trap stops it (engine.ts's
  * `stopped`: out of memory, or a bug) and resets the wasm instance at once; the next call
@@ -108,6 +118,15 @@ function engine(): Promise<Engine> {
     predecessor = current;
     current = undefined;
     ready = undefined;
+  }
+  // A reset that failed at the stop (no memory for the fresh instance while the dead one was
+  // still held) is tried again here; no engine starts on the dead instance.
+  if (staleInstance) {
+    try {
+      resetInstance();
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
   ready ??= (async () => {
     const url = new URL('../wasm/strata_bg.wasm', import.meta.url);
@@ -123,7 +142,7 @@ function engine(): Promise<Engine> {
       // The dead instance is let go at the stop (a fresh one, a new instance id): the glue's
       // finalizers then never run a collected object's `drop` in the trapped instance, and
       // its memory is not held until the next call.
-      () => __wbg_reset_state(),
+      resetInstance,
       predecessor,
     );
     return current;

@@ -326,3 +326,34 @@ test('an export waiting on its storage when the engine stops never calls its dea
   expect(db.calls).toEqual(dbCalls);
   expect(released.sort()).toEqual(['scratch', 'world']);
 });
+
+test("the home's clean-up failing at the stop (the instance reset: no memory) never replaces the stop error, in a call or in idle maintenance", async () => {
+  const dbs: FakeDb[] = [];
+  let resets = 0;
+  const failingReset = () => {
+    resets++;
+    throw new RangeError('WebAssembly.Instance(): Out of memory');
+  };
+  const hosts = (): HostLease => ({ host: undefined });
+  // In a call: the caller gets the stop error.
+  const first = new Engine(fakeModule(dbs, []), hosts, undefined, 0, failingReset);
+  const h1 = await first.open('mem', 'one', {});
+  let trap: unknown;
+  try {
+    first.put(h1, bytes('k'), bytes('123456789'), false);
+  } catch (e) {
+    trap = e;
+  }
+  expect((trap as StrataError).kind).toBe('EngineStopped');
+  expect(first.stopped).toBe(trap);
+  expect(resets).toBe(1);
+  expect(() => first.get(h1, bytes('k'), undefined, true)).toThrow(trap as Error);
+  // In idle maintenance (no caller): no unhandled rejection (vitest fails the run on one).
+  const second = new Engine(fakeModule(dbs, []), hosts, undefined, 0, failingReset);
+  const h2 = await second.open('mem', 'two', {});
+  dbs[dbs.length - 1]!.trapInMaintenance = true;
+  second.put(h2, bytes('x'), bytes('y'), false);
+  await tick();
+  expect(second.stopped?.kind).toBe('EngineStopped');
+  expect(resets).toBe(2);
+});

@@ -5,11 +5,17 @@
 //!    written out as a table.
 //! 2. Every table is scanned; its key range and largest sequence are taken from the entries
 //!    that read back. A table that is damaged part-way is rewritten with the entries that
-//!    could be read; one that cannot be opened at all is set aside in `lost/`. Only damage
-//!    counts (corruption): a read error or a shortage of memory ends the repair with that
-//!    error, the table it could not read left in place (a repair run again finishes).
+//!    could be read; one that cannot be opened at all is set aside. Only damage counts
+//!    (corruption): a read error or a shortage of memory ends the repair with that error.
 //! 3. A new MANIFEST lists every table at level 0 (tables may overlap there) with a last
-//!    sequence above every entry, and CURRENT is pointed at it; old MANIFESTs go to `lost/`.
+//!    sequence above every entry and a log number past every log, and CURRENT is pointed at
+//!    it. Only then are the replayed logs, the tables set aside and the old MANIFESTs moved
+//!    to `lost/`.
+//!
+//! A repair that fails before CURRENT's switch removes what it wrote and leaves the folder as
+//! it found it (an open sees the database as before; a repair run again starts over). A
+//! table that keeps failing to read (a bad sector) is named in the error: moving it out of
+//! the folder is the user's call.
 //!
 //! Nothing readable is lost; what was not readable is counted in the report.
 
@@ -52,15 +58,58 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
     let mut report = RepairReport::default();
     // Logs an open did not replay (they followed a gap in the history) come back first.
     let lost = join(dir, "lost");
+    let mut restored = Vec::new();
     for name in storage.list(&lost).unwrap_or_default() {
         if let Some(log) = name.strip_suffix(super::recovery::UNREPLAYED) {
             let to = join(dir, log);
             if !storage.exists(&to) {
-                storage.rename(&join(&lost, &name), &to)?;
+                let from = join(&lost, &name);
+                storage.rename(&from, &to)?;
+                restored.push((to, from));
                 report.unreplayed_logs_restored += 1;
             }
         }
     }
+    // Nothing of the database changes until its new MANIFEST is CURRENT: files to set aside
+    // are moved to `lost/` after that, and a repair that fails first removes the files it
+    // wrote, leaving the folder as it found it.
+    let mut plan = Plan::default();
+    match rebuild(&storage, dir, options, &mut report, &mut plan) {
+        Ok(()) => {}
+        Err(e) => {
+            for path in &plan.created {
+                let _ = storage.remove(path);
+            }
+            for (at, back) in &restored {
+                let _ = storage.rename(at, back);
+            }
+            return Err(e);
+        }
+    }
+    for path in &plan.set_aside {
+        archive(&*storage, dir, path)?;
+    }
+    Ok(report)
+}
+
+/// What a repair wrote and what it sets aside once its MANIFEST is CURRENT.
+#[derive(Default)]
+struct Plan {
+    /// Files this repair wrote (tables, the MANIFEST): removed if it fails.
+    created: Vec<String>,
+    /// Logs replayed, tables damaged, empty or unreadable, old MANIFESTs: moved to `lost/`.
+    set_aside: Vec<String>,
+}
+
+/// Steps 1 to 3 (the module comment): new tables and a new MANIFEST written, CURRENT pointed
+/// at it; nothing present before is moved or changed.
+fn rebuild(
+    storage: &Arc<dyn Storage>,
+    dir: &str,
+    options: &Options,
+    report: &mut RepairReport,
+    plan: &mut Plan,
+) -> Result<()> {
     let names = storage.list(dir)?;
     let mut logs = Vec::new();
     let mut tables = Vec::new();
@@ -115,7 +164,7 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
         next_number += 1;
         let mut it = mem.iter();
         if crate::compaction::run::build_table(
-            &*storage,
+            &**storage,
             dir,
             n,
             &mut it,
@@ -124,9 +173,10 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
         )?
         .is_some()
         {
+            plan.created.push(filename::table_file_name(dir, n));
             tables.push((n, format!("{n:06}.ldb")));
         }
-        archive(&*storage, dir, &path)?;
+        plan.set_aside.push(path);
     }
 
     // 2. Scan every table.
@@ -149,10 +199,10 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
         let table = match table_cache.table(number, size) {
             Ok(t) => t,
             Err(e) => {
-                is_damage(e)?;
+                is_damage(e.in_file(name.clone()))?;
                 report.tables_lost += 1;
                 table_cache.evict(number);
-                archive(&*storage, dir, &path)?;
+                plan.set_aside.push(path);
                 continue;
             }
         };
@@ -193,25 +243,25 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
                         it.next();
                     }
                     if let Err(e) = it.status() {
-                        damaged |= is_damage(e)?;
+                        damaged |= is_damage(e.in_file(name.clone()))?;
                     }
                 }
-                Err(e) => damaged |= is_damage(e)?,
+                Err(e) => damaged |= is_damage(e.in_file(name.clone()))?,
             }
             index.next();
         }
         if let Err(e) = index.status() {
-            damaged |= is_damage(e)?;
+            damaged |= is_damage(e.in_file(name.clone()))?;
         }
         // A damaged filter or metaindex costs no entries, but the table is rewritten.
-        if let Err(e) = super::inspect::check_meta_blocks(&*storage, &path, options.max_block_size)
+        if let Err(e) = super::inspect::check_meta_blocks(&**storage, &path, options.max_block_size)
         {
-            damaged |= is_damage(e)?;
+            damaged |= is_damage(e.in_file(name.clone()))?;
         }
         if damaged {
             // Keep what could be read: copy the intact entries into a new table.
             table_cache.evict(number);
-            archive(&*storage, dir, &path)?;
+            plan.set_aside.push(path);
             report.tables_rewritten += 1;
             if kept.is_empty() {
                 continue;
@@ -223,7 +273,9 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
             largest.clone_from(&kept[kept.len() - 1].0);
             let n = next_number;
             next_number += 1;
-            let out = storage.create(&filename::table_file_name(dir, n))?;
+            let name = filename::table_file_name(dir, n);
+            plan.created.push(name.clone());
+            let out = storage.create(&name)?;
             let mut builder = TableBuilder::new(options.into(), out);
             for (k, v) in &kept {
                 builder.add(k, v)?;
@@ -235,7 +287,7 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
         } else if entries > 0 {
             edit.add_file(0, number, size, &smallest, &largest);
         } else {
-            archive(&*storage, dir, &path)?;
+            plan.set_aside.push(path);
             continue;
         }
         report.tables += 1;
@@ -248,23 +300,28 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
     next_number += 1;
     edit.next_file_number = Some(next_number);
     edit.last_sequence = Some(report.last_sequence);
+    // Every log found is in the tables now: the MANIFEST's log number is past all of them, so
+    // an open between CURRENT's switch and their move to lost/ (a crash there) replays none.
+    edit.log_number = Some(manifest_number);
     let path = filename::descriptor_file_name(dir, manifest_number);
+    plan.created.push(path.clone());
     let mut w = log::Writer::new(storage.create(&path)?);
     w.add_record(&edit.encode())?;
     w.sync()?;
     drop(w);
-    for m in manifests {
-        archive(&*storage, dir, &join(dir, &m))?;
-    }
-    filename::set_current_file(&*storage, dir, manifest_number)?;
-    Ok(report)
+    storage.sync_dir(dir)?;
+    filename::set_current_file(&**storage, dir, manifest_number)?;
+    // CURRENT names the new MANIFEST: from here on, what this repair wrote is the database.
+    plan.created.clear();
+    plan.set_aside
+        .extend(manifests.iter().map(|m| join(dir, m)));
+    Ok(())
 }
 
 /// `Ok(true)` for an error that is damage in the table's bytes (they do not parse, fail their
 /// checksum, or name a codec nobody writes): the table is rewritten or set aside. Any other
-/// error (the storage failed, memory ran short) ends the repair with it, before anything is
-/// set aside for what may be a passing failure; a repair run again after it picks up where
-/// this one stopped (tables already rewritten are found like any other).
+/// error (the storage failed, memory ran short) ends the repair with it: a passing failure
+/// must not cost an intact table its entries.
 fn is_damage(e: Error) -> Result<bool> {
     match e.kind() {
         ErrorKind::Corruption | ErrorKind::NotSupported => Ok(true),

@@ -267,13 +267,17 @@ impl Table {
         let mut total = 0u64;
         let mut count = 0;
         for (i, h) in handles.iter().enumerate().skip(first) {
+            // (Checked: the handles come from the file, and may be anything.)
             let contiguous = i == first
-                || handles[i - 1].offset + handles[i - 1].size + BLOCK_TRAILER_SIZE as u64
-                    == h.offset;
-            if count > 0 && (!contiguous || total + h.size > bytes) {
+                || handles[i - 1]
+                    .offset
+                    .checked_add(handles[i - 1].size)
+                    .and_then(|e| e.checked_add(BLOCK_TRAILER_SIZE as u64))
+                    == Some(h.offset);
+            if count > 0 && (!contiguous || total.saturating_add(h.size) > bytes) {
                 break;
             }
-            total += h.size + BLOCK_TRAILER_SIZE as u64;
+            total = total.saturating_add(h.size.saturating_add(BLOCK_TRAILER_SIZE as u64));
             count += 1;
         }
         count.max(1)
@@ -293,7 +297,11 @@ impl Table {
             .try_for_each(|h| check_handle(*h, self.size, max));
         let span_start = handles[0].offset;
         let last = handles[handles.len() - 1];
-        let span = (last.offset + last.size + BLOCK_TRAILER_SIZE as u64).saturating_sub(span_start);
+        let span = last
+            .offset
+            .saturating_add(last.size)
+            .saturating_add(BLOCK_TRAILER_SIZE as u64)
+            .saturating_sub(span_start);
         let bytes = match checked.and_then(|()| run_span(span, span_start)) {
             Ok(span) => read_exact_at(&*self.file, span_start, span)
                 .map_err(|e| e.in_file(self.name.clone())),
@@ -346,7 +354,11 @@ impl Table {
         }
         let span_start = handles[0].offset;
         let last = handles[handles.len() - 1];
-        let span = (last.offset + last.size + BLOCK_TRAILER_SIZE as u64).saturating_sub(span_start);
+        let span = last
+            .offset
+            .saturating_add(last.size)
+            .saturating_add(BLOCK_TRAILER_SIZE as u64)
+            .saturating_sub(span_start);
         let span = run_span(span, span_start).map_err(|e| e.in_file(self.name.clone()))?;
         let raw = read_exact_at(&*self.file, span_start, span)
             .map_err(|e| e.in_file(self.name.clone()))?;

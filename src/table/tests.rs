@@ -674,6 +674,18 @@ fn blocks_past_the_limit_stay_with_the_cursor() {
         let (s, size) = build_table(&entries, compression, 4096);
         let pool = ReadaheadPool::external();
         let table = open_table_as(&s, "t.ldb", size, Some(pool.clone()));
+        // The stored block is refused for lending as such; the Snappy one is small enough.
+        let handles = table.data_handles().unwrap();
+        let big_block = handles.iter().position(|h| h.size > 1 << 16).unwrap();
+        match table.read_run_raw(big_block, 1) {
+            Err(e) if compression == CompressionType::None => {
+                assert_eq!(e.kind(), crate::error::ErrorKind::NotSupported, "{e}")
+            }
+            Ok((raw, sizes)) if compression != CompressionType::None => {
+                assert!(raw.len() < MAX && sizes.len() == 1)
+            }
+            other => panic!("{compression:?}: {:?}", other.map(|(r, _)| r.len())),
+        }
         let mut it = table.iter(readahead_options());
         it.seek_to_first();
         let (mut seen, mut lent, mut refused, mut delivered) = (0usize, 0, 0, 0);
