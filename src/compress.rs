@@ -448,7 +448,11 @@ fn decompress_zstd(input: &[u8], limit: usize, floor: usize) -> Result<Vec<u8>> 
     let mut source = input;
     let decoder = ruzstd::decoding::StreamingDecoder::new(&mut source)
         .map_err(|e| Error::corruption(format!("bad zstd block: {e}")))?;
-    let bad = |e: std::io::Error| Error::corruption(format!("bad zstd block: {e}"));
+    let bad = |e: std::io::Error| match e.kind() {
+        // `read_to_end` reports an allocation it could not make as OutOfMemory.
+        std::io::ErrorKind::OutOfMemory => no_room(floor),
+        _ => Error::corruption(format!("bad zstd block: {e}")),
+    };
     let mut decoder = decoder.take(limit as u64 + 1);
     // Up to the floor as any block: straight into the output.
     let mut out: Vec<u8> = Vec::new();
@@ -468,7 +472,10 @@ fn decompress_zstd(input: &[u8], limit: usize, floor: usize) -> Result<Vec<u8>> 
                 Err(e) => return Err(bad(e)),
             };
             if out.capacity() - out.len() < n {
-                let grow = (out.len() / 2).max(n);
+                // By half, never past the limit (one byte over it is refused below).
+                let grow = (out.len() / 2)
+                    .max(n)
+                    .min((limit + 1).saturating_sub(out.len()).max(n));
                 out.try_reserve_exact(grow)
                     .map_err(|_| no_room(out.len() + grow))?;
             }

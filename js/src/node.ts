@@ -32,15 +32,16 @@ let compiled: WebAssembly.Module | undefined;
  * call starts a new engine on the fresh instance, where the databases the dead one held open
  * again, their logs recovering what they had acknowledged. */
 export function getEngine(): Engine {
+  // A reset that failed at the stop (no memory for the fresh instance while the dead one was
+  // still held) is tried again first, and no engine starts before it succeeds: its error goes
+  // to the caller, the stopped engine stays (its handles keep its error), the next call tries
+  // again.
+  if (staleInstance) stopInstance();
   let predecessor: Engine | undefined;
   if (engine?.stopped) {
     predecessor = engine;
     engine = undefined;
   }
-  // A reset that failed at the stop (no memory for the fresh instance while the dead one was
-  // still held) is tried again here, and no engine starts before it succeeds: its error goes
-  // to the caller, and the next call tries again.
-  if (staleInstance) stopInstance();
   if (engine === undefined) {
     const module = (compiled ??= new WebAssembly.Module(fs.readFileSync(new URL('../wasm/strata_bg.wasm', import.meta.url))));
     initSync({ module });

@@ -113,20 +113,21 @@ function resetInstance(): void {
  * its databases open again in the new one; calls with the old handles fail with the error
  * that stopped it. */
 function engine(): Promise<Engine> {
-  let predecessor: Engine | undefined;
-  if (current?.stopped) {
-    predecessor = current;
-    current = undefined;
-    ready = undefined;
-  }
   // A reset that failed at the stop (no memory for the fresh instance while the dead one was
-  // still held) is tried again here; no engine starts on the dead instance.
+  // still held) is tried again first; no engine starts on the dead instance, and the stopped
+  // one stays until then (its handles keep its error).
   if (staleInstance) {
     try {
       resetInstance();
     } catch (e) {
       return Promise.reject(e);
     }
+  }
+  let predecessor: Engine | undefined;
+  if (current?.stopped) {
+    predecessor = current;
+    current = undefined;
+    ready = undefined;
   }
   ready ??= (async () => {
     const url = new URL('../wasm/strata_bg.wasm', import.meta.url);

@@ -25,11 +25,12 @@ use std::sync::Arc;
 use crate::cache::Cache;
 use crate::error::{Error, ErrorKind, Result};
 use crate::iterator::InternalIterator;
-use crate::key::{compare_internal_keys, parse_internal_key};
+use crate::key::{compare_internal_keys, extract_user_key, parse_internal_key};
 use crate::log;
 use crate::memtable::MemTable;
-use crate::options::{Options, ReadOptions};
+use crate::options::{config, Options, ReadOptions};
 use crate::storage::{join, Storage};
+use crate::table::merger::MergingIterator;
 use crate::table::table_builder::TableBuilder;
 use crate::version::filename::{self, parse_file_name, FileType};
 use crate::version::{TableCache, VersionEdit};
@@ -47,6 +48,9 @@ pub struct RepairReport {
     pub tables: u64,
     pub tables_rewritten: u64,
     pub tables_lost: u64,
+    /// Tables merged into one sorted run at the last level, because level 0's search order
+    /// (newest file number first) would have found an older entry first; 0 when not needed.
+    pub tables_merged: u64,
     /// Live-or-dead internal entries kept in tables (not user keys).
     pub entries: u64,
     pub last_sequence: u64,
@@ -56,39 +60,27 @@ pub struct RepairReport {
 pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result<RepairReport> {
     let _lock = storage.lock(&filename::lock_file_name(dir))?;
     let mut report = RepairReport::default();
-    // Logs an open did not replay (they followed a gap in the history) come back first.
-    let lost = join(dir, "lost");
-    let mut restored = Vec::new();
-    for name in storage.list(&lost).unwrap_or_default() {
-        if let Some(log) = name.strip_suffix(super::recovery::UNREPLAYED) {
-            let to = join(dir, log);
-            if !storage.exists(&to) {
-                let from = join(&lost, &name);
-                storage.rename(&from, &to)?;
-                restored.push((to, from));
-                report.unreplayed_logs_restored += 1;
-            }
-        }
-    }
     // Nothing of the database changes until its new MANIFEST is CURRENT: files to set aside
     // are moved to `lost/` after that, and a repair that fails first removes the files it
     // wrote, leaving the folder as it found it.
     let mut plan = Plan::default();
-    match rebuild(&storage, dir, options, &mut report, &mut plan) {
-        Ok(()) => {}
-        Err(e) => {
-            for path in &plan.created {
-                let _ = storage.remove(path);
-            }
-            for (at, back) in &restored {
-                let _ = storage.rename(at, back);
-            }
-            return Err(e);
+    if let Err(e) = rebuild(&storage, dir, options, &mut report, &mut plan) {
+        for path in &plan.created {
+            let _ = storage.remove(path);
         }
+        return Err(e);
     }
-    for path in &plan.set_aside {
-        archive(&*storage, dir, path)?;
+    for (from, to) in &plan.set_aside {
+        archive(&*storage, dir, from, to)?;
     }
+    for path in &plan.obsolete {
+        storage.remove(path)?;
+    }
+    let lost = join(dir, "lost");
+    if storage.exists(&lost) {
+        storage.sync_dir(&lost)?;
+    }
+    storage.sync_dir(dir)?;
     Ok(report)
 }
 
@@ -97,11 +89,28 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
 struct Plan {
     /// Files this repair wrote (tables, the MANIFEST): removed if it fails.
     created: Vec<String>,
-    /// Logs replayed, tables damaged, empty or unreadable, old MANIFESTs: moved to `lost/`.
-    set_aside: Vec<String>,
+    /// Logs replayed, tables damaged, empty, unreadable or merged, old MANIFESTs: moved into
+    /// `lost/` under the name given.
+    set_aside: Vec<(String, String)>,
+    /// Tables this repair wrote and then merged into others: removed.
+    obsolete: Vec<String>,
 }
 
-/// Steps 1 to 3 (the module comment): new tables and a new MANIFEST written, CURRENT pointed
+/// A table the new MANIFEST lists: its range and the range of its sequences.
+struct Found {
+    number: u64,
+    /// Its file name (`.ldb`, or `.sst` as older LevelDB named tables).
+    name: String,
+    size: u64,
+    smallest: Vec<u8>,
+    largest: Vec<u8>,
+    min_seq: u64,
+    max_seq: u64,
+    /// Written by this repair (from a log, or a damaged table's intact entries).
+    ours: bool,
+}
+
+/// Steps 1 to 4 (the module comment): new tables and a new MANIFEST written, CURRENT pointed
 /// at it; nothing present before is moved or changed.
 fn rebuild(
     storage: &Arc<dyn Storage>,
@@ -111,7 +120,10 @@ fn rebuild(
     plan: &mut Plan,
 ) -> Result<()> {
     let names = storage.list(dir)?;
-    let mut logs = Vec::new();
+    let lost = join(dir, "lost");
+    let lost_names = storage.list(&lost).unwrap_or_default();
+    // Logs: (number, path, name in lost/ once replayed).
+    let mut logs: Vec<(u64, String, String)> = Vec::new();
     let mut tables = Vec::new();
     let mut manifests = Vec::new();
     let mut max_number = 1;
@@ -119,10 +131,26 @@ fn rebuild(
         if let Some((n, t)) = parse_file_name(name) {
             max_number = max_number.max(n);
             match t {
-                FileType::Log => logs.push(n),
+                FileType::Log => logs.push((n, join(dir, name), name.clone())),
                 FileType::Table => tables.push((n, name.clone())),
                 FileType::Descriptor => manifests.push(name.clone()),
                 _ => {}
+            }
+        }
+    }
+    // Logs an open did not replay (they followed a gap in the history) are replayed where they
+    // lie, and lose their mark only once the new MANIFEST is CURRENT: moved back into the
+    // folder first, a crash before that would leave them to an open that deletes them (its
+    // MANIFEST's log number is past them). No new file takes the number of one in lost/.
+    for name in &lost_names {
+        let base = name.strip_suffix(super::recovery::UNREPLAYED);
+        if let Some((n, t)) = parse_file_name(base.unwrap_or(name)) {
+            max_number = max_number.max(n);
+            if let (Some(log), FileType::Log) = (base, t) {
+                if !logs.iter().any(|(m, _, _)| *m == n) {
+                    logs.push((n, join(&lost, name), log.to_string()));
+                    report.unreplayed_logs_restored += 1;
+                }
             }
         }
     }
@@ -138,8 +166,7 @@ fn rebuild(
     ));
 
     // 1. Logs → tables.
-    for number in logs {
-        let path = filename::log_file_name(dir, number);
+    for (_, path, lost_name) in logs {
         let file = storage.open_random(&path)?;
         let mut reader = log::Reader::new(file, storage_name(&path), true, false);
         let mem = Arc::new(MemTable::new());
@@ -163,6 +190,7 @@ fn rebuild(
         let n = next_number;
         next_number += 1;
         let mut it = mem.iter();
+        plan.created.push(filename::table_file_name(dir, n));
         if crate::compaction::run::build_table(
             &**storage,
             dir,
@@ -173,19 +201,12 @@ fn rebuild(
         )?
         .is_some()
         {
-            plan.created.push(filename::table_file_name(dir, n));
             tables.push((n, format!("{n:06}.ldb")));
         }
-        plan.set_aside.push(path);
+        plan.set_aside.push((path, lost_name));
     }
 
     // 2. Scan every table.
-    let mut edit = VersionEdit {
-        comparator: Some(crate::key::BYTEWISE_COMPARATOR.to_string()),
-        log_number: Some(0),
-        prev_log_number: Some(0),
-        ..Default::default()
-    };
     let read = ReadOptions {
         verify_checksums: true,
         fill_cache: false,
@@ -193,6 +214,7 @@ fn rebuild(
         readahead: false,
         lend_filter: None,
     };
+    let mut found: Vec<Found> = Vec::new();
     for (number, name) in tables {
         let path = join(dir, &name);
         let size = storage.file_size(&path)?;
@@ -202,7 +224,7 @@ fn rebuild(
                 is_damage(e.in_file(name.clone()))?;
                 report.tables_lost += 1;
                 table_cache.evict(number);
-                plan.set_aside.push(path);
+                plan.set_aside.push((path, name));
                 continue;
             }
         };
@@ -210,7 +232,7 @@ fn rebuild(
         let mut entries = 0u64;
         let mut smallest = Vec::new();
         let mut largest = Vec::new();
-        let mut max_seq = 0;
+        let (mut min_seq, mut max_seq) = (u64::MAX, 0);
         let mut damaged = false;
         let mut kept: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         let mut index = table.index_iter();
@@ -234,6 +256,7 @@ fn rebuild(
                             }
                             largest.clear();
                             largest.extend_from_slice(it.key());
+                            min_seq = min_seq.min(p.sequence);
                             max_seq = max_seq.max(p.sequence);
                             entries += 1;
                             kept.push((it.key().to_vec(), it.value().to_vec()));
@@ -258,44 +281,108 @@ fn rebuild(
         {
             damaged |= is_damage(e.in_file(name.clone()))?;
         }
+        let ours = number > max_number;
         if damaged {
             // Keep what could be read: copy the intact entries into a new table.
             table_cache.evict(number);
-            plan.set_aside.push(path);
+            if ours {
+                plan.obsolete.push(path);
+            } else {
+                plan.set_aside.push((path, name));
+            }
             report.tables_rewritten += 1;
             if kept.is_empty() {
                 continue;
             }
             kept.sort_by(|a, b| compare_internal_keys(&a.0, &b.0));
             kept.dedup_by(|a, b| a.0 == b.0);
-            entries = kept.len() as u64;
-            smallest.clone_from(&kept[0].0);
-            largest.clone_from(&kept[kept.len() - 1].0);
             let n = next_number;
             next_number += 1;
-            let name = filename::table_file_name(dir, n);
-            plan.created.push(name.clone());
-            let out = storage.create(&name)?;
-            let mut builder = TableBuilder::new(options.into(), out);
+            let out = filename::table_file_name(dir, n);
+            plan.created.push(out.clone());
+            let mut builder = TableBuilder::new(options.into(), storage.create(&out)?);
             for (k, v) in &kept {
                 builder.add(k, v)?;
             }
             let (mut f, new_size) = builder.finish()?;
             f.sync()?;
             drop(f);
-            edit.add_file(0, n, new_size, &smallest, &largest);
+            found.push(Found {
+                number: n,
+                name: storage_name(&out),
+                size: new_size,
+                smallest: kept[0].0.clone(),
+                largest: kept[kept.len() - 1].0.clone(),
+                min_seq,
+                max_seq,
+                ours: true,
+            });
+            report.entries += kept.len() as u64;
         } else if entries > 0 {
-            edit.add_file(0, number, size, &smallest, &largest);
+            found.push(Found {
+                number,
+                name: name.clone(),
+                size,
+                smallest,
+                largest,
+                min_seq,
+                max_seq,
+                ours,
+            });
+            report.entries += entries;
         } else {
-            plan.set_aside.push(path);
+            if ours {
+                plan.obsolete.push(path);
+            } else {
+                plan.set_aside.push((path, name));
+            }
             continue;
         }
         report.tables += 1;
-        report.entries += entries;
         report.last_sequence = report.last_sequence.max(max_seq);
     }
 
-    // 3. A new MANIFEST.
+    // 3. Level 0 is searched newest file number first, stopping at the first table that holds
+    // a key: that is right only if, of two tables whose keys overlap, the higher-numbered
+    // holds only newer entries. Tables from different levels (a deeper one compacted later),
+    // from a log an open had parked, or rewritten from damage can break that; then every table
+    // is merged into one sorted run at the last level, where no order between files matters.
+    let mut edit = VersionEdit {
+        comparator: Some(crate::key::BYTEWISE_COMPARATOR.to_string()),
+        prev_log_number: Some(0),
+        ..Default::default()
+    };
+    if search_order_holds(&found) {
+        for f in &found {
+            edit.add_file(0, f.number, f.size, &f.smallest, &f.largest);
+        }
+    } else {
+        report.tables = 0;
+        let outputs = merge_into_run(
+            &**storage,
+            dir,
+            options,
+            &table_cache,
+            &found,
+            &mut next_number,
+            plan,
+        )?;
+        for (n, size, smallest, largest) in outputs {
+            edit.add_file(config::NUM_LEVELS - 1, n, size, &smallest, &largest);
+            report.tables += 1;
+        }
+        report.tables_merged = found.len() as u64;
+        for f in &found {
+            let path = join(dir, &f.name);
+            if f.ours {
+                plan.obsolete.push(path);
+            } else {
+                plan.set_aside.push((path, f.name.clone()));
+            }
+        }
+    }
+
+    // 4. A new MANIFEST.
     let manifest_number = next_number;
     next_number += 1;
     edit.next_file_number = Some(next_number);
@@ -310,12 +397,125 @@ fn rebuild(
     w.sync()?;
     drop(w);
     storage.sync_dir(dir)?;
-    filename::set_current_file(&**storage, dir, manifest_number)?;
+    if let Err(e) = filename::set_current_file(&**storage, dir, manifest_number) {
+        // The rename may have happened with only the folder's sync failing: then CURRENT
+        // names the new MANIFEST, which must not be removed.
+        if filename::read_current_file(&**storage, dir)
+            .is_ok_and(|name| name == storage_name(&path))
+        {
+            plan.created.clear();
+        }
+        return Err(e);
+    }
     // CURRENT names the new MANIFEST: from here on, what this repair wrote is the database.
     plan.created.clear();
     plan.set_aside
-        .extend(manifests.iter().map(|m| join(dir, m)));
+        .extend(manifests.into_iter().map(|m| (join(dir, &m), m)));
     Ok(())
+}
+
+/// Whether level 0's search order (newest file number first) finds each key's newest entry:
+/// of every two tables whose user keys overlap, the higher-numbered holds only entries newer
+/// than every entry of the other.
+fn search_order_holds(found: &[Found]) -> bool {
+    let user = |k: &[u8]| extract_user_key(k).to_vec();
+    let mut by_start: Vec<(Vec<u8>, Vec<u8>, &Found)> = found
+        .iter()
+        .map(|f| (user(&f.smallest), user(&f.largest), f))
+        .collect();
+    by_start.sort_by(|a, b| a.0.cmp(&b.0));
+    for (i, (_, end, a)) in by_start.iter().enumerate() {
+        for (start, _, b) in &by_start[i + 1..] {
+            if start > end {
+                break;
+            }
+            let (newer, older) = if a.number > b.number { (a, b) } else { (b, a) };
+            if newer.min_seq <= older.max_seq {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// A table of a merged run: number, size, smallest and largest internal key.
+type RunTable = (u64, u64, Vec<u8>, Vec<u8>);
+
+/// Merges every table of `found` into one sorted run (identical internal keys, from a table
+/// and its copy, once), cut into tables of about `max_file_size` at user-key boundaries;
+/// each output's number, size and key range.
+fn merge_into_run(
+    storage: &dyn Storage,
+    dir: &str,
+    options: &Options,
+    table_cache: &TableCache,
+    found: &[Found],
+    next_number: &mut u64,
+    plan: &mut Plan,
+) -> Result<Vec<RunTable>> {
+    let read = ReadOptions {
+        verify_checksums: true,
+        fill_cache: false,
+        snapshot: None,
+        readahead: false,
+        lend_filter: None,
+    };
+    let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    for f in found {
+        children.push(Box::new(table_cache.iter(f.number, f.size, &read)?));
+    }
+    let mut input = MergingIterator::new(children);
+    input.seek_to_first();
+    let mut outputs = Vec::new();
+    let mut current: Option<(u64, TableBuilder, Vec<u8>)> = None;
+    let mut last: Vec<u8> = Vec::new();
+    let finish = |(n, builder, smallest): (u64, TableBuilder, Vec<u8>),
+                  largest: &[u8],
+                  outputs: &mut Vec<RunTable>|
+     -> Result<()> {
+        let (mut f, size) = builder.finish()?;
+        f.sync()?;
+        drop(f);
+        outputs.push((n, size, smallest, largest.to_vec()));
+        Ok(())
+    };
+    while input.valid() {
+        let key = input.key();
+        if !last.is_empty() && key == &last[..] {
+            input.next();
+            continue;
+        }
+        let cut = current.as_ref().is_some_and(|(_, b, _)| {
+            b.file_size() >= options.max_file_size
+                && extract_user_key(key) != extract_user_key(&last)
+        });
+        if cut {
+            finish(current.take().unwrap(), &last, &mut outputs)?;
+        }
+        if current.is_none() {
+            let n = *next_number;
+            *next_number += 1;
+            let path = filename::table_file_name(dir, n);
+            plan.created.push(path.clone());
+            current = Some((
+                n,
+                TableBuilder::new(options.into(), storage.create(&path)?),
+                key.to_vec(),
+            ));
+        }
+        if let Some((_, builder, _)) = current.as_mut() {
+            builder.add(key, input.value())?;
+        }
+        last.clear();
+        last.extend_from_slice(key);
+        input.next();
+    }
+    // Every table read whole in step 2: an error now is not damage, and ends the repair.
+    input.status()?;
+    if let Some(c) = current.take() {
+        finish(c, &last, &mut outputs)?;
+    }
+    Ok(outputs)
 }
 
 /// `Ok(true)` for an error that is damage in the table's bytes (they do not parse, fail their
@@ -333,11 +533,20 @@ fn storage_name(path: &str) -> String {
     crate::storage::base_name(path).to_string()
 }
 
-/// Moves a file into `dir/lost/` (kept for the user, out of the database's way).
-fn archive(storage: &dyn Storage, dir: &str, path: &str) -> Result<()> {
+/// Moves file `path` into `dir/lost/` as `name` (kept for the user, out of the database's
+/// way); a name already taken there gets `.1`, `.2`, ... (nothing in lost/ is overwritten).
+fn archive(storage: &dyn Storage, dir: &str, path: &str, name: &str) -> Result<()> {
     let lost = join(dir, "lost");
     storage.create_dir_all(&lost)?;
-    let to = join(&lost, crate::storage::base_name(path));
+    let mut to = join(&lost, name);
+    if to == path {
+        return Ok(());
+    }
+    let mut k = 0;
+    while storage.exists(&to) {
+        k += 1;
+        to = join(&lost, &format!("{name}.{k}"));
+    }
     storage.rename(path, &to).or_else(|e| {
         if e.is_not_found() {
             Ok(())

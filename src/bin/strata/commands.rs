@@ -386,5 +386,11 @@ pub fn repair(raw: &[String]) -> CliResult {
         "repaired: {} tables ({} rewritten, {} lost), {} entries, {} logs replayed ({} records, {} bytes dropped), last sequence {}",
         r.tables, r.tables_rewritten, r.tables_lost, r.entries, r.logs_replayed, r.log_records, r.log_bytes_dropped, r.last_sequence
     );
+    if r.tables_merged > 0 {
+        println!(
+            "  {} tables merged into one sorted run (their file numbers did not order their entries); the originals are in lost/",
+            r.tables_merged
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
