@@ -33,6 +33,7 @@ use crate::storage::{join, Storage};
 use crate::table::merger::MergingIterator;
 use crate::table::table_builder::TableBuilder;
 use crate::version::filename::{self, parse_file_name, FileType};
+use crate::version::version::{level_iterator, FileMetaData};
 use crate::version::{TableCache, VersionEdit};
 
 use super::WriteBatch;
@@ -81,7 +82,10 @@ pub fn repair(storage: Arc<dyn Storage>, dir: &str, options: &Options) -> Result
         storage.sync_dir(&lost)?;
     }
     storage.sync_dir(dir)?;
-    Ok(report)
+    match plan.installed_with {
+        Some(e) => Err(e),
+        None => Ok(report),
+    }
 }
 
 /// What a repair wrote and what it sets aside once its MANIFEST is CURRENT.
@@ -94,6 +98,9 @@ struct Plan {
     set_aside: Vec<(String, String)>,
     /// Tables this repair wrote and then merged into others: removed.
     obsolete: Vec<String>,
+    /// The error of a CURRENT switch that happened though it reported failure (the folder's
+    /// sync after the rename): the repair finishes, then reports it.
+    installed_with: Option<Error>,
 }
 
 /// A table the new MANIFEST lists: its range and the range of its sequences.
@@ -358,7 +365,7 @@ fn rebuild(
         }
     } else {
         report.tables = 0;
-        let outputs = merge_into_run(
+        let (outputs, entries) = merge_into_run(
             &**storage,
             dir,
             options,
@@ -372,6 +379,7 @@ fn rebuild(
             report.tables += 1;
         }
         report.tables_merged = found.len() as u64;
+        report.entries = entries; // identical entries (a table and its copy) once
         for f in &found {
             let path = join(dir, &f.name);
             if f.ours {
@@ -399,11 +407,16 @@ fn rebuild(
     storage.sync_dir(dir)?;
     if let Err(e) = filename::set_current_file(&**storage, dir, manifest_number) {
         // The rename may have happened with only the folder's sync failing: then CURRENT
-        // names the new MANIFEST, which must not be removed.
+        // names the new MANIFEST, which is the database now; what it replaced is set aside
+        // as after a success, and the error is still reported.
         if filename::read_current_file(&**storage, dir)
             .is_ok_and(|name| name == storage_name(&path))
         {
             plan.created.clear();
+            plan.set_aside
+                .extend(manifests.into_iter().map(|m| (join(dir, &m), m)));
+            plan.installed_with = Some(e);
+            return Ok(());
         }
         return Err(e);
     }
@@ -448,11 +461,11 @@ fn merge_into_run(
     storage: &dyn Storage,
     dir: &str,
     options: &Options,
-    table_cache: &TableCache,
+    table_cache: &Arc<TableCache>,
     found: &[Found],
     next_number: &mut u64,
     plan: &mut Plan,
-) -> Result<Vec<RunTable>> {
+) -> Result<(Vec<RunTable>, u64)> {
     let read = ReadOptions {
         verify_checksums: true,
         fill_cache: false,
@@ -460,15 +473,22 @@ fn merge_into_run(
         readahead: false,
         lend_filter: None,
     };
-    let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-    for f in found {
-        children.push(Box::new(table_cache.iter(f.number, f.size, &read)?));
-    }
+    // One child per run of tables with disjoint keys, read a table at a time (as a level
+    // is): the tables open at once are as many as overlap at one key (the table cache bounds
+    // the rest by `max_open_files`), not every table of the database.
+    let children: Vec<Box<dyn InternalIterator>> = disjoint_runs(found)
+        .into_iter()
+        .map(|run| {
+            Box::new(level_iterator(run, table_cache.clone(), read.clone()))
+                as Box<dyn InternalIterator>
+        })
+        .collect();
     let mut input = MergingIterator::new(children);
     input.seek_to_first();
     let mut outputs = Vec::new();
     let mut current: Option<(u64, TableBuilder, Vec<u8>)> = None;
     let mut last: Vec<u8> = Vec::new();
+    let mut entries = 0u64;
     let finish = |(n, builder, smallest): (u64, TableBuilder, Vec<u8>),
                   largest: &[u8],
                   outputs: &mut Vec<RunTable>|
@@ -505,6 +525,7 @@ fn merge_into_run(
         }
         if let Some((_, builder, _)) = current.as_mut() {
             builder.add(key, input.value())?;
+            entries += 1;
         }
         last.clear();
         last.extend_from_slice(key);
@@ -515,7 +536,34 @@ fn merge_into_run(
     if let Some(c) = current.take() {
         finish(c, &last, &mut outputs)?;
     }
-    Ok(outputs)
+    Ok((outputs, entries))
+}
+
+/// `found` split into runs of tables whose user keys are disjoint, each sorted by key (what a
+/// level iterator reads): each table joins the first run whose last table ends before it
+/// starts. There are as many runs as tables overlap at one key.
+fn disjoint_runs(found: &[Found]) -> Vec<Vec<Arc<FileMetaData>>> {
+    let mut order: Vec<&Found> = found.iter().collect();
+    order.sort_by(|a, b| compare_internal_keys(&a.smallest, &b.smallest));
+    let mut runs: Vec<Vec<Arc<FileMetaData>>> = Vec::new();
+    for f in order {
+        let start = extract_user_key(&f.smallest);
+        let meta = Arc::new(FileMetaData::new(
+            f.number,
+            f.size,
+            f.smallest.clone(),
+            f.largest.clone(),
+        ));
+        let free = runs.iter().position(|run| {
+            run.last()
+                .is_some_and(|last| extract_user_key(&last.largest) < start)
+        });
+        match free {
+            Some(i) => runs[i].push(meta),
+            None => runs.push(vec![meta]),
+        }
+    }
+    runs
 }
 
 /// `Ok(true)` for an error that is damage in the table's bytes (they do not parse, fail their
