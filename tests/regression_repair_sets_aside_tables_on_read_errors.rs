@@ -55,15 +55,6 @@ enum Fault {
     FirstBlock,
 }
 
-/// MemStorage whose reads of one table fail with `Io` while armed.
-struct FailingReads {
-    inner: MemStorage,
-    table: String,
-    armed: Arc<AtomicBool>,
-    fault: Fault,
-    failed: Arc<AtomicU64>,
-}
-
 struct FailingFile {
     inner: Arc<dyn RandomAccessFile>,
     armed: Arc<AtomicBool>,
@@ -88,18 +79,47 @@ impl RandomAccessFile for FailingFile {
     }
 }
 
-impl Storage for FailingReads {
+/// MemStorage whose table files are opened through `wrap` (a fault, a count).
+struct TablesWrapped {
+    inner: MemStorage,
+    wrap: TableWrap,
+}
+
+type TableWrap =
+    Box<dyn Fn(&str, Arc<dyn RandomAccessFile>) -> Arc<dyn RandomAccessFile> + Send + Sync>;
+
+/// `mem` with reads of `table` failing with `Io` as `fault` says, while `armed`.
+fn failing_reads(
+    mem: &MemStorage,
+    table: String,
+    armed: Arc<AtomicBool>,
+    fault: Fault,
+    failed: Arc<AtomicU64>,
+) -> TablesWrapped {
+    TablesWrapped {
+        inner: mem.clone(),
+        wrap: Box::new(move |path, inner| {
+            if !path.ends_with(&table) {
+                return inner;
+            }
+            Arc::new(FailingFile {
+                inner,
+                armed: armed.clone(),
+                fault,
+                failed: failed.clone(),
+            })
+        }),
+    }
+}
+
+impl Storage for TablesWrapped {
     fn open_random(&self, path: &str) -> Result<Arc<dyn RandomAccessFile>> {
         let inner = self.inner.open_random(path)?;
-        if !path.ends_with(&self.table) {
-            return Ok(inner);
-        }
-        Ok(Arc::new(FailingFile {
-            inner,
-            armed: self.armed.clone(),
-            fault: self.fault,
-            failed: self.failed.clone(),
-        }))
+        Ok(if path.ends_with(".ldb") {
+            (self.wrap)(path, inner)
+        } else {
+            inner
+        })
     }
     fn create(&self, path: &str) -> Result<Box<dyn WritableFile>> {
         self.inner.create(path)
@@ -197,13 +217,7 @@ fn a_read_error_ends_repair_and_leaves_the_folder_as_it_was() {
         assert!(before.iter().any(|(p, _)| p.ends_with(".log")));
         let armed = Arc::new(AtomicBool::new(true));
         let failed = Arc::new(AtomicU64::new(0));
-        let failing = FailingReads {
-            inner: mem.clone(),
-            table: victim.clone(),
-            armed: armed.clone(),
-            fault,
-            failed: failed.clone(),
-        };
+        let failing = failing_reads(&mem, victim.clone(), armed.clone(), fault, failed.clone());
         let e = repair(Arc::new(failing), "db", &options()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Io, "{fault:?}: {e}");
         assert!(e.message().contains("simulated read error"), "{e}");
@@ -438,13 +452,7 @@ fn a_rewritten_table_never_shadows_newer_entries() {
     }
 }
 
-/// MemStorage counting the table files open at once (peak).
-struct CountingOpens {
-    inner: MemStorage,
-    open: Arc<AtomicU64>,
-    peak: Arc<AtomicU64>,
-}
-
+/// A table file counted while open.
 struct CountedFile {
     inner: Arc<dyn RandomAccessFile>,
     open: Arc<AtomicU64>,
@@ -462,51 +470,6 @@ impl RandomAccessFile for CountedFile {
     }
     fn size(&self) -> Result<u64> {
         self.inner.size()
-    }
-}
-
-impl Storage for CountingOpens {
-    fn open_random(&self, path: &str) -> Result<Arc<dyn RandomAccessFile>> {
-        let inner = self.inner.open_random(path)?;
-        if !path.ends_with(".ldb") {
-            return Ok(inner);
-        }
-        let now = self.open.fetch_add(1, SeqCst) + 1;
-        self.peak.fetch_max(now, SeqCst);
-        Ok(Arc::new(CountedFile {
-            inner,
-            open: self.open.clone(),
-        }))
-    }
-    fn create(&self, path: &str) -> Result<Box<dyn WritableFile>> {
-        self.inner.create(path)
-    }
-    fn append(&self, path: &str) -> Result<Box<dyn WritableFile>> {
-        self.inner.append(path)
-    }
-    fn exists(&self, path: &str) -> bool {
-        self.inner.exists(path)
-    }
-    fn file_size(&self, path: &str) -> Result<u64> {
-        self.inner.file_size(path)
-    }
-    fn list(&self, dir: &str) -> Result<Vec<String>> {
-        self.inner.list(dir)
-    }
-    fn remove(&self, path: &str) -> Result<()> {
-        self.inner.remove(path)
-    }
-    fn rename(&self, from: &str, to: &str) -> Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn create_dir_all(&self, path: &str) -> Result<()> {
-        self.inner.create_dir_all(path)
-    }
-    fn lock(&self, path: &str) -> Result<Box<dyn FileLock>> {
-        self.inner.lock(path)
-    }
-    fn lock_shared(&self, path: &str) -> Result<Option<Box<dyn FileLock>>> {
-        self.inner.lock_shared(path)
     }
 }
 
@@ -557,10 +520,19 @@ fn a_merge_opens_tables_a_run_at_a_time() {
     assert!(tables > 60, "{tables} tables");
     let open = Arc::new(AtomicU64::new(0));
     let peak = Arc::new(AtomicU64::new(0));
-    let counting = CountingOpens {
+    let counting = TablesWrapped {
         inner: mem.clone(),
-        open: open.clone(),
-        peak: peak.clone(),
+        wrap: Box::new({
+            let (open, peak) = (open.clone(), peak.clone());
+            move |_, inner| {
+                let now = open.fetch_add(1, SeqCst) + 1;
+                peak.fetch_max(now, SeqCst);
+                Arc::new(CountedFile {
+                    inner,
+                    open: open.clone(),
+                })
+            }
+        }),
     };
     let report = repair(Arc::new(counting), "db", &opts).unwrap();
     assert_eq!(report.tables_merged as usize, tables, "{report:?}");

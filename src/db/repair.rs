@@ -214,12 +214,10 @@ fn rebuild(
     }
 
     // 2. Scan every table.
+    // Every block once, checked: nothing kept in the block cache.
     let read = ReadOptions {
-        verify_checksums: true,
         fill_cache: false,
-        snapshot: None,
-        readahead: false,
-        lend_filter: None,
+        ..ReadOptions::default()
     };
     let mut found: Vec<Found> = Vec::new();
     for (number, name) in tables {
@@ -370,6 +368,7 @@ fn rebuild(
             dir,
             options,
             &table_cache,
+            &read,
             &found,
             &mut next_number,
             plan,
@@ -462,17 +461,11 @@ fn merge_into_run(
     dir: &str,
     options: &Options,
     table_cache: &Arc<TableCache>,
+    read: &ReadOptions,
     found: &[Found],
     next_number: &mut u64,
     plan: &mut Plan,
 ) -> Result<(Vec<RunTable>, u64)> {
-    let read = ReadOptions {
-        verify_checksums: true,
-        fill_cache: false,
-        snapshot: None,
-        readahead: false,
-        lend_filter: None,
-    };
     // One child per run of tables with disjoint keys, read a table at a time (as a level
     // is): the tables open at once are as many as overlap at one key (the table cache bounds
     // the rest by `max_open_files`), not every table of the database.
