@@ -214,11 +214,7 @@ fn rebuild(
     }
 
     // 2. Scan every table.
-    // Every block once, checked: nothing kept in the block cache.
-    let read = ReadOptions {
-        fill_cache: false,
-        ..ReadOptions::default()
-    };
+    let read = bulk_read();
     let mut found: Vec<Found> = Vec::new();
     for (number, name) in tables {
         let path = join(dir, &name);
@@ -368,7 +364,6 @@ fn rebuild(
             dir,
             options,
             &table_cache,
-            &read,
             &found,
             &mut next_number,
             plan,
@@ -461,11 +456,11 @@ fn merge_into_run(
     dir: &str,
     options: &Options,
     table_cache: &Arc<TableCache>,
-    read: &ReadOptions,
     found: &[Found],
     next_number: &mut u64,
     plan: &mut Plan,
 ) -> Result<(Vec<RunTable>, u64)> {
+    let read = bulk_read();
     // One child per run of tables with disjoint keys, read a table at a time (as a level
     // is): the tables open at once are as many as overlap at one key (the table cache bounds
     // the rest by `max_open_files`), not every table of the database.
@@ -557,6 +552,14 @@ fn disjoint_runs(found: &[Found]) -> Vec<Vec<Arc<FileMetaData>>> {
         }
     }
     runs
+}
+
+/// How repair reads: every block once, checked, nothing kept in the block cache.
+fn bulk_read() -> ReadOptions {
+    ReadOptions {
+        fill_cache: false,
+        ..ReadOptions::default()
+    }
 }
 
 /// `Ok(true)` for an error that is damage in the table's bytes (they do not parse, fail their
