@@ -98,6 +98,15 @@ pub struct Options {
     /// 0 disables readahead (every block is decoded by the reading thread). Default: the
     /// number of cores (at most 8); always 0 on wasm, which has no threads.
     pub readahead_threads: usize,
+    /// Worker threads that compress data blocks while a flush or compaction builds the next
+    /// ones, on top of the thread writing the table, which compresses whatever no worker has
+    /// started yet. Workers take blocks only while someone waits on that work (a writer
+    /// stalled on level 0 or a flush, `compact_range`, `flush`), so they never take a core
+    /// from running writers. Every table is the same bytes with any number; 0 compresses every
+    /// block on the writing thread and writes it as it is cut, as LevelDB does (a compaction
+    /// may then cut its outputs at slightly different keys). Default: the number of cores
+    /// (at most 8); always 0 on wasm.
+    pub compression_threads: usize,
 }
 
 impl Default for Options {
@@ -134,6 +143,7 @@ impl Options {
             seek_compactions: true,
             background_thread: cfg!(not(target_arch = "wasm32")),
             readahead_threads: default_readahead_threads(),
+            compression_threads: default_readahead_threads(),
         }
     }
 
@@ -198,6 +208,7 @@ impl Options {
     }
 }
 
+/// The cores, at most 8 (0 on wasm): readahead's and compression's default worker count.
 fn default_readahead_threads() -> usize {
     if cfg!(target_arch = "wasm32") {
         return 0;

@@ -42,6 +42,7 @@ use crate::log;
 use crate::memtable::{MemGet, MemTable};
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::storage::{FileLock, Storage};
+use crate::table::compress_pool::CompressionPool;
 use crate::table::merger::MergingIterator;
 use crate::table::table_builder::TableBuilderOptions;
 use crate::version::version::TableGet;
@@ -279,6 +280,8 @@ pub(crate) struct DbInner {
     dir: String,
     options: Options,
     table_cache: Arc<TableCache>,
+    /// Workers compressing data blocks for flushes and compactions (`compression_threads`).
+    compression_pool: Option<Arc<CompressionPool>>,
     state: Mutex<State>,
     /// Signals the background thread (work scheduled) and waiters (work finished).
     bg_cv: Condvar,
@@ -566,6 +569,8 @@ impl Db {
     /// One piece of a range compaction: the memtable flush first, then one compaction
     /// (at most about `max_file_size` of inputs below level 0). Returns true when finished.
     pub fn compact_step(&self, steps: &mut CompactSteps) -> Result<bool> {
+        // The caller waits for this work: its core may compress blocks.
+        let _demand = self.inner.compression_pool.as_ref().map(|p| p.demand());
         if steps.max_level.is_none() {
             self.flush()?;
             let (begin, end) = (steps.begin.as_deref(), steps.end.as_deref());
@@ -605,6 +610,8 @@ impl Db {
         if self.inner.options.read_only {
             return Ok(());
         }
+        // The caller waits for the flush: its core may compress blocks.
+        let _demand = self.inner.compression_pool.as_ref().map(|p| p.demand());
         self.inner.write(&WriteOptions::default(), None)?;
         self.inner.run_inline_work();
         self.inner.wait_for_imm_flush()
@@ -678,7 +685,10 @@ impl DbInner {
     }
 
     fn table_options(&self) -> TableBuilderOptions {
-        TableBuilderOptions::from(&self.options)
+        TableBuilderOptions {
+            compression_pool: self.compression_pool.clone(),
+            ..TableBuilderOptions::from(&self.options)
+        }
     }
 
     fn limits(&self) -> CompactionLimits {

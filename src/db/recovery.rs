@@ -16,6 +16,7 @@ use crate::log;
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::storage::{base_name, Storage};
+use crate::table::compress_pool::CompressionPool;
 use crate::version::filename::{self, parse_file_name, FileType};
 use crate::version::version_set::{self, VersionSet};
 use crate::version::{TableCache, VersionEdit};
@@ -305,6 +306,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         dialect,
         storage,
         dir: dir.to_string(),
+        compression_pool: CompressionPool::new(options.compression_threads),
         options,
         table_cache,
         state: Mutex::new(State {

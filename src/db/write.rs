@@ -222,6 +222,7 @@ impl DbInner {
             {
                 // Give the compaction thread a moment rather than stall for seconds later.
                 drop(st);
+                let _demand = self.compression_pool.as_ref().map(|p| p.demand());
                 std::thread::sleep(std::time::Duration::from_millis(1));
                 allow_delay = false;
                 st = self.state.lock().unwrap();
@@ -237,6 +238,7 @@ impl DbInner {
                 // Wait for the flush (or for compaction to bring level 0 down).
                 if self.options.background_thread {
                     signal_point("DbInner::make_room:wait");
+                    let _demand = self.compression_pool.as_ref().map(|p| p.demand());
                     st = self.bg_cv.wait(st).unwrap();
                 } else {
                     st = self.background_call(st);

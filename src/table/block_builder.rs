@@ -71,6 +71,16 @@ impl BlockBuilder {
         self.counter += 1;
     }
 
+    /// Finishes the block and hands its bytes over, leaving the builder reset to build the
+    /// next block in `buffer` (cleared; passed in so a writer can recycle its allocations).
+    pub fn take_finished(&mut self, mut buffer: Vec<u8>) -> Vec<u8> {
+        self.finish();
+        buffer.clear();
+        let block = std::mem::replace(&mut self.buffer, buffer);
+        self.reset();
+        block
+    }
+
     /// Appends the restart array and returns the block's bytes.
     pub fn finish(&mut self) -> &[u8] {
         for &r in &self.restarts {

@@ -7,9 +7,11 @@
 //! - `table` / `table_builder`: the reader (with its iterator and point lookup) and the writer.
 //! - `two_level_iterator`, `merger`: iterator combinators the table and the DB share.
 //! - `readahead`: worker threads decoding data blocks ahead of a sequential iterator.
+//! - `compress_pool`: worker threads compressing a table writer's data blocks.
 
 pub mod block;
 pub mod block_builder;
+pub mod compress_pool;
 pub mod filter_block;
 pub mod format;
 pub mod merger;

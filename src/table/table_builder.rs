@@ -2,16 +2,41 @@
 //! shortest separator, a bloom filter block over user keys, the metaindex, and the footer.
 //! A block is stored compressed only if that saves at least 1/8 of its size (LevelDB's rule).
 //! Keys must be added in increasing internal-key order.
+//!
+//! With a `CompressionPool`, cut data blocks are gathered into runs of `RUN_BYTES` that the
+//! pool's workers compress while the next ones are built (see `compress_pool`). Blocks are
+//! written strictly in order, the oldest as soon as the blocks in flight pass
+//! `pipeline_bytes` raw bytes (a quarter of the target table size, at most 1 MiB), so which block is written when (and so where a compaction cuts
+//! its outputs, by `file_size`) is a function of the entries alone, never of thread timing.
+//! A block's filter keys and index entry wait with it, since both need its final offset.
+//! Without a pool (wasm, `compression_threads` 0) every block is compressed and written as it
+//! is cut, as LevelDB does.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
 
 use super::block_builder::BlockBuilder;
+use super::compress_pool::{compress_block, CompressedBlock, CompressionPool, Job};
 use super::filter_block::FilterBlockBuilder;
 use super::format::{BlockHandle, Footer};
-use crate::compress::{compress, CompressionType};
+use crate::compress::CompressionType;
 use crate::error::Result;
 use crate::filter::{BloomFilterPolicy, BLOOM_FILTER_NAME};
 use crate::key::{extract_user_key, internal_short_successor, internal_shortest_separator};
 use crate::storage::WritableFile;
 use crate::util::crc;
+
+/// Raw bytes of cut blocks handed to a worker at once (one run), at least.
+pub const RUN_BYTES: usize = 64 << 10;
+/// Raw bytes of one table's blocks in flight with a pool, at most (beyond a single block):
+/// a quarter of the table size a compaction aims at (`pipeline_bytes`), so `file_size`'s
+/// estimate of the blocks in flight moves a compaction's cut by little, and never more.
+pub const PIPELINE_BYTES: usize = 1 << 20;
+
+/// The pipeline for tables cut at `max_file_size`: a quarter of it, at most `PIPELINE_BYTES`.
+pub fn pipeline_bytes(max_file_size: u64) -> usize {
+    (max_file_size / 4).min(PIPELINE_BYTES as u64) as usize
+}
 
 /// Table-writing settings (taken from `Options`).
 #[derive(Clone, Debug)]
@@ -21,6 +46,10 @@ pub struct TableBuilderOptions {
     pub compression: CompressionType,
     /// 0 = no filter block.
     pub bloom_bits_per_key: u32,
+    /// Workers that compress data blocks; `None` compresses each block as it is cut.
+    pub compression_pool: Option<Arc<CompressionPool>>,
+    /// Raw bytes of cut blocks in flight with a pool, at most (beyond a single block).
+    pub pipeline_bytes: usize,
 }
 
 impl From<&crate::options::Options> for TableBuilderOptions {
@@ -30,8 +59,21 @@ impl From<&crate::options::Options> for TableBuilderOptions {
             block_restart_interval: o.block_restart_interval,
             compression: o.compression,
             bloom_bits_per_key: o.bloom_bits_per_key,
+            compression_pool: None,
+            pipeline_bytes: pipeline_bytes(o.max_file_size),
         }
     }
+}
+
+/// A cut data block not yet written.
+struct PendingBlock {
+    job: Arc<Job>,
+    raw_len: usize,
+    /// The block's user keys end to end, and where each ends, for the filter.
+    keys: Vec<u8>,
+    key_ends: Vec<usize>,
+    /// The index key between this block and the next, once the next key is known.
+    separator: Option<Vec<u8>>,
 }
 
 pub struct TableBuilder {
@@ -43,9 +85,21 @@ pub struct TableBuilder {
     last_key: Vec<u8>,
     num_entries: u64,
     filter: Option<FilterBlockBuilder>,
+    /// User keys of `data_block` (for the filter), end to end, and where each ends.
+    block_keys: Vec<u8>,
+    block_key_ends: Vec<usize>,
+    /// Cut blocks waiting to be written, oldest first, and their raw bytes in total.
+    pending: VecDeque<PendingBlock>,
+    pending_raw: usize,
+    /// The run taking cut blocks until it reaches `RUN_BYTES` (with a pool), and its bytes.
+    open_run: Option<(Arc<Job>, usize)>,
+    /// Raw bytes of the data blocks written so far (for `file_size`'s estimate).
+    written_raw: u64,
+    written_data: u64,
     /// Set after a data block is written, until the next key tells the separator to use.
     pending_index_entry: Option<BlockHandle>,
-    compressed: Vec<u8>,
+    /// Buffers of written blocks, for the next blocks.
+    spare: Vec<Vec<u8>>,
 }
 
 impl TableBuilder {
@@ -64,8 +118,15 @@ impl TableBuilder {
             last_key: Vec::new(),
             num_entries: 0,
             filter,
+            block_keys: Vec::new(),
+            block_key_ends: Vec::new(),
+            pending: VecDeque::new(),
+            pending_raw: 0,
+            open_run: None,
+            written_raw: 0,
+            written_data: 0,
             pending_index_entry: None,
-            compressed: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -73,12 +134,15 @@ impl TableBuilder {
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         if let Some(handle) = self.pending_index_entry.take() {
             let sep = internal_shortest_separator(&self.last_key, key);
-            let mut h = Vec::new();
-            handle.encode_to(&mut h);
-            self.index_block.add(&sep, &h);
+            self.add_index_entry(&sep, handle);
+        } else if let Some(block) = self.pending.back_mut() {
+            if block.separator.is_none() {
+                block.separator = Some(internal_shortest_separator(&self.last_key, key));
+            }
         }
-        if let Some(f) = &mut self.filter {
-            f.add_key(extract_user_key(key));
+        if self.filter.is_some() {
+            self.block_keys.extend_from_slice(extract_user_key(key));
+            self.block_key_ends.push(self.block_keys.len());
         }
         self.last_key.clear();
         self.last_key.extend_from_slice(key);
@@ -90,35 +154,129 @@ impl TableBuilder {
         Ok(())
     }
 
+    fn add_index_entry(&mut self, separator: &[u8], handle: BlockHandle) {
+        let mut h = Vec::new();
+        handle.encode_to(&mut h);
+        self.index_block.add(separator, &h);
+    }
+
+    /// Cuts the current data block: adds it to the open run (handed to the pool when full)
+    /// or compresses it here, then writes the blocks the pipeline no longer holds.
     fn flush_data_block(&mut self) -> Result<()> {
         if self.data_block.is_empty() {
             return Ok(());
         }
-        let mut block = std::mem::replace(&mut self.data_block, BlockBuilder::new(1));
-        let handle = self.write_block(&mut block)?;
-        block.reset();
-        self.data_block = block;
-        self.pending_index_entry = Some(handle);
-        if let Some(f) = &mut self.filter {
-            f.start_block(self.offset);
+        let buffer = self.spare.pop().unwrap_or_default();
+        let raw = self.data_block.take_finished(buffer);
+        let raw_len = raw.len();
+        let scratch = self.spare.pop().unwrap_or_default();
+        let job = match (&self.options.compression_pool, self.open_run.take()) {
+            (Some(pool), open) => {
+                let (job, bytes) = match open {
+                    Some((job, bytes)) => match job.push(raw, scratch) {
+                        Ok(()) => (job, bytes + raw_len),
+                        // The writer already compressed that run: start another.
+                        Err((raw, scratch)) => (self.new_run(raw, scratch), raw_len),
+                    },
+                    None => (self.new_run(raw, scratch), raw_len),
+                };
+                if bytes >= RUN_BYTES {
+                    pool.submit(job.clone());
+                } else {
+                    self.open_run = Some((job.clone(), bytes));
+                }
+                job
+            }
+            (None, _) => self.new_run(raw, scratch),
+        };
+        self.pending.push_back(PendingBlock {
+            job,
+            raw_len,
+            keys: std::mem::take(&mut self.block_keys),
+            key_ends: std::mem::take(&mut self.block_key_ends),
+            separator: None,
+        });
+        self.pending_raw += raw_len;
+        let pooled = self.options.compression_pool.is_some();
+        while !self.pending.is_empty()
+            && (!pooled
+                || (self.pending.len() > 1 && self.pending_raw > self.options.pipeline_bytes))
+        {
+            self.write_oldest()?;
         }
         Ok(())
     }
 
-    fn write_block(&mut self, block: &mut BlockBuilder) -> Result<BlockHandle> {
-        let raw = block.finish();
-        let kind = self.options.compression;
-        let mut compressed = std::mem::take(&mut self.compressed);
-        let use_compressed = kind != CompressionType::None
-            && compress(kind, raw, &mut compressed)
-            && compressed.len() < raw.len() - raw.len() / 8;
-        let handle = if use_compressed {
-            self.write_raw_block(&compressed, kind.id())?
-        } else {
-            self.write_raw_block(raw, 0)?
+    fn new_run(&self, raw: Vec<u8>, scratch: Vec<u8>) -> Arc<Job> {
+        let job = Job::new(self.options.compression);
+        // A new run is not started by anyone yet: the push cannot fail.
+        let _ = job.push(raw, scratch);
+        job
+    }
+
+    /// Writes the oldest cut block (waiting for its compression), its filter keys and, when
+    /// the next key is known, its index entry.
+    fn write_oldest(&mut self) -> Result<()> {
+        let Some(mut block) = self.pending.pop_front() else {
+            return Ok(());
         };
-        self.compressed = compressed;
-        Ok(handle)
+        self.pending_raw -= block.raw_len;
+        if self
+            .open_run
+            .as_ref()
+            .is_some_and(|(job, _)| Arc::ptr_eq(job, &block.job))
+        {
+            // Compressed here, now: the run takes no more blocks.
+            self.open_run = None;
+        }
+        let compressed = match &self.options.compression_pool {
+            Some(pool) => pool.next_block(&block.job)?,
+            None => block.job.next_block(&mut false)?,
+        };
+        let CompressedBlock {
+            data,
+            type_id,
+            spare,
+        } = compressed;
+        let handle = self.write_raw_block(&data, type_id)?;
+        self.written_raw += block.raw_len as u64;
+        self.written_data += data.len() as u64 + 5;
+        self.recycle(data);
+        self.recycle(spare);
+        if let Some(f) = &mut self.filter {
+            let mut begin = 0;
+            for &end in &block.key_ends {
+                f.add_key(&block.keys[begin..end]);
+                begin = end;
+            }
+            f.start_block(self.offset);
+        }
+        match block.separator.take() {
+            Some(sep) => self.add_index_entry(&sep, handle),
+            None => self.pending_index_entry = Some(handle),
+        }
+        // The key buffers go back for the next block's keys when those are still empty.
+        if self.block_keys.is_empty() && self.block_keys.capacity() < block.keys.capacity() {
+            block.keys.clear();
+            block.key_ends.clear();
+            self.block_keys = block.keys;
+            self.block_key_ends = block.key_ends;
+        }
+        Ok(())
+    }
+
+    fn recycle(&mut self, mut buffer: Vec<u8>) {
+        if self.spare.len() < 4 && buffer.capacity() > 0 {
+            buffer.clear();
+            self.spare.push(buffer);
+        }
+    }
+
+    /// Writes a meta block (filter index, index), compressed on this thread.
+    fn write_block(&mut self, block: &mut BlockBuilder) -> Result<BlockHandle> {
+        let raw = block.take_finished(Vec::new());
+        let b = compress_block(self.options.compression, raw, Vec::new());
+        self.write_raw_block(&b.data, b.type_id)
     }
 
     fn write_raw_block(&mut self, contents: &[u8], type_id: u8) -> Result<BlockHandle> {
@@ -140,15 +298,29 @@ impl TableBuilder {
         self.num_entries
     }
 
-    /// Bytes written so far (the table's size if finished now, less the tail).
+    /// Bytes written so far (the table's size if finished now, less the tail), with the
+    /// blocks still in the pipeline counted at the compression ratio of those written (their
+    /// raw size before any is written). A function of the entries added, never of timing.
     pub fn file_size(&self) -> u64 {
-        self.offset
+        let raw = self.pending_raw as u64;
+        if raw == 0 {
+            return self.offset;
+        }
+        let estimate = if self.written_raw == 0 {
+            raw
+        } else {
+            (raw as u128 * self.written_data as u128 / self.written_raw as u128) as u64
+        };
+        self.offset.saturating_add(estimate)
     }
 
     /// Writes the filter, metaindex and index blocks and the footer; syncs nothing.
     /// Returns the file (for syncing) and the table's size.
     pub fn finish(mut self) -> Result<(Box<dyn WritableFile>, u64)> {
         self.flush_data_block()?;
+        while !self.pending.is_empty() {
+            self.write_oldest()?;
+        }
         let mut meta = BlockBuilder::new(1);
         if let Some(f) = self.filter.take() {
             let data = f.finish();
@@ -160,9 +332,7 @@ impl TableBuilder {
         let metaindex = self.write_block(&mut meta)?;
         if let Some(handle) = self.pending_index_entry.take() {
             let succ = internal_short_successor(&self.last_key);
-            let mut h = Vec::new();
-            handle.encode_to(&mut h);
-            self.index_block.add(&succ, &h);
+            self.add_index_entry(&succ, handle);
         }
         let mut index_block = std::mem::replace(&mut self.index_block, BlockBuilder::new(1));
         let index = self.write_block(&mut index_block)?;
@@ -170,6 +340,35 @@ impl TableBuilder {
         self.file.append(&footer)?;
         self.offset += footer.len() as u64;
         self.file.flush()?;
-        Ok((self.file, self.offset))
+        let file = std::mem::replace(&mut self.file, Box::new(Finished));
+        Ok((file, self.offset))
+    }
+}
+
+impl Drop for TableBuilder {
+    /// A table given up on (an error, a compaction cut short) cancels its blocks not yet
+    /// started, so no worker compresses them for nothing.
+    fn drop(&mut self) {
+        for block in &self.pending {
+            block.job.cancel();
+        }
+        if let Some((job, _)) = &self.open_run {
+            job.cancel();
+        }
+    }
+}
+
+/// Stands in for the file `finish` handed back.
+struct Finished;
+
+impl WritableFile for Finished {
+    fn append(&mut self, _: &[u8]) -> Result<()> {
+        Err(crate::error::Error::internal("table already finished"))
+    }
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn sync(&mut self) -> Result<()> {
+        Ok(())
     }
 }

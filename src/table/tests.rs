@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::block::Block;
 use super::block_builder::BlockBuilder;
+use super::compress_pool::CompressionPool;
 use super::readahead::ReadaheadPool;
 use super::table::TableSettings;
 use super::table_builder::{TableBuilder, TableBuilderOptions};
@@ -175,6 +176,8 @@ fn write_table(
             block_restart_interval: 16,
             compression,
             bloom_bits_per_key: 10,
+            compression_pool: None,
+            pipeline_bytes: super::table_builder::PIPELINE_BYTES,
         },
         s.create(name).unwrap(),
     );
@@ -825,4 +828,117 @@ fn an_unfiltered_reader_never_adopts_a_filtered_readers_handoff() {
     }
     assert!(!all.valid());
     all.status().unwrap();
+}
+
+/// Builds `entries` into a table with `pool` (holding its demand when `demand`); the table's
+/// bytes and `file_size` after every entry.
+fn pooled_table(
+    entries: &[(Vec<u8>, Vec<u8>)],
+    compression: CompressionType,
+    block_size: usize,
+    pool: Option<Arc<CompressionPool>>,
+    demand: bool,
+) -> (Vec<u8>, Vec<u64>) {
+    let s = MemStorage::new();
+    let _demand = pool.as_ref().filter(|_| demand).map(|p| p.demand());
+    let mut b = TableBuilder::new(
+        TableBuilderOptions {
+            block_size,
+            block_restart_interval: 16,
+            compression,
+            bloom_bits_per_key: 10,
+            compression_pool: pool.clone(),
+            pipeline_bytes: super::table_builder::PIPELINE_BYTES,
+        },
+        s.create("t.ldb").unwrap(),
+    );
+    let mut sizes = Vec::with_capacity(entries.len());
+    for (k, v) in entries {
+        b.add(k, v).unwrap();
+        sizes.push(b.file_size());
+    }
+    let (_, size) = b.finish().unwrap();
+    let f = s.open_random("t.ldb").unwrap();
+    (
+        crate::storage::read_exact_at(&*f, 0, size as usize).unwrap(),
+        sizes,
+    )
+}
+
+#[test]
+fn pooled_compression_writes_the_same_bytes_whatever_the_timing() {
+    // Values up to 4 KiB in 1 KiB blocks: many runs, and more than PIPELINE_BYTES in flight.
+    let entries = model(6000, 77);
+    for compression in [CompressionType::Snappy, CompressionType::ZlibRaw] {
+        let (plain, plain_sizes) = pooled_table(&entries, compression, 1024, None, false);
+        let mut rng = Random::new(5);
+        let size = plain.len() as u64;
+        let s = MemStorage::new();
+        let mut w = s.create("t.ldb").unwrap();
+        w.append(&plain).unwrap();
+        w.sync().unwrap();
+        drop(w);
+        check_iterator(
+            &mut open_table(&s, size).iter(ReadOptions::default()),
+            &entries,
+            &mut rng,
+        );
+        let mut sizes_seen = None;
+        for (threads, demand) in [(1, true), (2, true), (3, true), (2, false)] {
+            let pool = CompressionPool::new(threads).unwrap();
+            let (bytes, sizes) =
+                pooled_table(&entries, compression, 1024, Some(pool.clone()), demand);
+            // The table is the same bytes as LevelDB's write-as-you-cut order gives.
+            assert_eq!(
+                bytes.len(),
+                plain.len(),
+                "{compression:?} x{threads} {demand}"
+            );
+            assert!(bytes == plain, "{compression:?} x{threads} {demand}");
+            // file_size (where a compaction cuts) depends on the entries alone.
+            assert_eq!(*sizes_seen.get_or_insert_with(|| sizes.clone()), sizes);
+            let st = pool.stats();
+            if demand {
+                assert!(st.runs_by_workers + st.runs_by_writers > 20, "{st:?}");
+            } else {
+                assert_eq!(st.runs_by_workers, 0, "{st:?}");
+            }
+        }
+        // Without a pool, file_size is exactly the bytes written, as in LevelDB.
+        assert!(plain_sizes.windows(2).all(|w| w[0] <= w[1]));
+    }
+}
+
+#[test]
+fn a_pooled_writer_dropped_midway_leaves_the_pool_usable() {
+    let entries = model(4000, 78);
+    let pool = CompressionPool::new(2).unwrap();
+    let _demand = pool.demand();
+    let s = MemStorage::new();
+    for round in 0..3 {
+        let mut b = TableBuilder::new(
+            TableBuilderOptions {
+                block_size: 512,
+                block_restart_interval: 16,
+                compression: CompressionType::ZlibRaw,
+                bloom_bits_per_key: 10,
+                compression_pool: Some(pool.clone()),
+                pipeline_bytes: 64 << 10,
+            },
+            s.create(&format!("{round}.ldb")).unwrap(),
+        );
+        for (k, v) in &entries[..2000] {
+            b.add(k, v).unwrap();
+        }
+        drop(b);
+    }
+    let (bytes, _) = pooled_table(
+        &entries,
+        CompressionType::ZlibRaw,
+        512,
+        Some(pool.clone()),
+        true,
+    );
+    let (plain, _) = pooled_table(&entries, CompressionType::ZlibRaw, 512, None, false);
+    assert!(bytes == plain);
 }

@@ -34,6 +34,8 @@ struct Flags {
     bloom_bits: Option<u32>,
     write_buffer_size: Option<usize>,
     max_file_size: Option<u64>,
+    /// `--compression_threads=N`: Strata's block-compression workers (default: the cores).
+    compression_threads: Option<usize>,
     db: String,
     use_existing_db: bool,
     compression: CompressionType,
@@ -113,6 +115,7 @@ fn parse(raw: &[String]) -> Result<Flags, CliError> {
         "bloom_bits",
         "write_buffer_size",
         "max_file_size",
+        "compression_threads",
         "db",
         "use_existing_db",
         "compression",
@@ -173,6 +176,7 @@ fn parse(raw: &[String]) -> Result<Flags, CliError> {
         max_file_size: signed("max_file_size")?
             .filter(|&v| v > 0)
             .map(|v| v as u64),
+        compression_threads: args.number("compression_threads")?.map(|n| n as usize),
         db: args
             .value("db")
             .unwrap_or("/tmp/strata-dbbench")
@@ -200,6 +204,9 @@ impl Flags {
         }
         if let Some(m) = self.max_file_size {
             o.max_file_size = m;
+        }
+        if let Some(n) = self.compression_threads {
+            o.compression_threads = n;
         }
         if bulk {
             o.disable_auto_compactions = true;

@@ -311,6 +311,9 @@ fn write_options(path: &str, args: &Args) -> Result<Options, CliError> {
         Some(other) => return Err(CliError::Usage(format!("unknown profile {other:?}"))),
     };
     o.allow_foreign_codec = args.has("force-codec");
+    if let Some(n) = args.number("compression-threads")? {
+        o.compression_threads = n as usize;
+    }
     if let Some(c) = args.value("compression") {
         o.compression = CompressionType::from_name(c)
             .filter(|c| *c != CompressionType::Zstd)
@@ -319,7 +322,7 @@ fn write_options(path: &str, args: &Args) -> Result<Options, CliError> {
     Ok(o)
 }
 
-const WRITE_FLAGS: &[&str] = &["profile", "compression"];
+const WRITE_FLAGS: &[&str] = &["profile", "compression", "compression-threads"];
 
 pub fn put(raw: &[String]) -> CliResult {
     let args = Args::parse(raw, WRITE_FLAGS, &["sync", "force-codec"])?;

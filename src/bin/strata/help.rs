@@ -50,10 +50,13 @@ example: strata verify ~/worlds/MyWorld"
         ("put", _) => {
             "usage: strata put DB_DIR KEY VALUE [--sync] [--profile bedrock|google]
                   [--compression none|snappy|zlib|zlib-raw] [--force-codec]
+                  [--compression-threads N]
 
 Sets KEY to VALUE (text or 0x-hex), creating the database if missing. Writes keep the
 database's own dialect unless --profile says otherwise; a codec that dialect cannot read is
-refused unless --force-codec. --sync waits for the disk.
+refused unless --force-codec. --sync waits for the disk. --compression-threads: workers
+compressing table blocks while a compaction or flush is waited on (default: the cores;
+0: the background thread alone; the tables are the same bytes either way).
 
 example: strata put /tmp/db greeting 'hello world'"
         }
