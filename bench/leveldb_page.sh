@@ -4,7 +4,8 @@
 # off, more memory, larger caches, no-compression reads, random reads after compaction.
 # Strata, LevelDB, RocksDB, SQLite, Kyoto TreeDB and LMDB; the page's published figures as a
 # reference column. Writes target/bench-results/leveldb-page-<date>[-N].{md,json}.
-#   bash bench/leveldb_page.sh [--num N] [--engines strata,leveldb,...] [--rounds N] [--no-build]
+#   bash bench/leveldb_page.sh [--num N] [--engines strata,leveldb,...] [--rounds N] [--only TEXT]
+#                              [--no-build]
 # (--rounds N: each cell the best of N rounds, engines interleaved in each round.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ BUILD=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) BUILD=0; shift ;;
-    --num|--engines|--rounds) ARGS+=("$1" "$2"); shift 2 ;;
+    --num|--engines|--rounds|--only) ARGS+=("$1" "$2"); shift 2 ;;
     *) echo "bench/leveldb_page: unknown option $1" >&2; exit 2 ;;
   esac
 done

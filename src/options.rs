@@ -102,9 +102,10 @@ pub struct Options {
     /// ones, on top of the thread writing the table, which compresses whatever no worker has
     /// started yet. Workers take blocks only while someone waits on that work (a writer
     /// stalled on level 0 or a flush, `compact_range`, `flush`), so they never take a core
-    /// from running writers. Every table is the same bytes with any number; 0 compresses every
-    /// block on the writing thread and writes it as it is cut, as LevelDB does (a compaction
-    /// may then cut its outputs at slightly different keys). Default: the number of cores
+    /// from running writers. A table built from the same entries is the same bytes with any
+    /// number, and a compaction cuts its outputs at the same keys with any number from 1; 0
+    /// compresses every block on the writing thread and writes it as it is cut, as LevelDB
+    /// does (a compaction may then cut its outputs at slightly different keys). Default: the number of cores
     /// (at most 8); always 0 on wasm.
     pub compression_threads: usize,
 }

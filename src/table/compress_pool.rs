@@ -40,7 +40,9 @@ pub struct CompressedBlock {
 }
 
 /// Compresses `raw` by LevelDB's rule: stored compressed only if that saves at least 1/8 of
-/// its size. `scratch` is a spare buffer to compress into (reused when the raw block wins).
+/// its size. `scratch` is a spare buffer to compress into. The result keeps at most the raw
+/// buffer as its spare (when the compressed bytes win), so a compressed block holds at most
+/// about twice its raw size until it is written.
 pub fn compress_block(kind: CompressionType, raw: Vec<u8>, scratch: Vec<u8>) -> CompressedBlock {
     if kind == CompressionType::None {
         return CompressedBlock {
@@ -57,10 +59,12 @@ pub fn compress_block(kind: CompressionType, raw: Vec<u8>, scratch: Vec<u8>) -> 
             spare: raw,
         }
     } else {
+        // The compression buffer (up to ~1.17x raw for Snappy) is not kept.
+        drop(out);
         CompressedBlock {
             data: raw,
             type_id: 0,
-            spare: out,
+            spare: Vec::new(),
         }
     }
 }
@@ -115,7 +119,8 @@ impl Job {
     }
 
     /// Runs the job on this thread if nobody has; false if it was already started.
-    fn run_here(&self) -> bool {
+    /// `done` counts the run (before its waiter can see it finished) when it runs here.
+    fn run_here(&self, done: Option<&AtomicU64>) -> bool {
         let blocks = {
             let mut s = lock(&self.state);
             match std::mem::replace(&mut *s, JobState::Running) {
@@ -141,16 +146,20 @@ impl Job {
             .into_iter()
             .map(|(raw, scratch)| compress_block(self.kind, raw, scratch))
             .collect();
+        if let Some(counter) = done {
+            counter.fetch_add(1, Relaxed);
+        }
         *lock(&self.state) = JobState::Done(out);
         guard.1 = true;
         self.done.notify_all();
         true
     }
 
-    /// Drops the job if nobody started it (its writer gave up on the table).
+    /// Drops the job if nobody started it, and any results not taken (its writer gave up on
+    /// the table): a run waiting in the queue then holds no buffers.
     pub fn cancel(&self) {
         let mut s = lock(&self.state);
-        if matches!(*s, JobState::Queued(..)) {
+        if matches!(*s, JobState::Queued(..) | JobState::Done(..)) {
             *s = JobState::Taken;
         }
     }
@@ -158,7 +167,7 @@ impl Job {
     /// The job's next block, in the order pushed: the run is compressed here if nobody
     /// started it, else waited for. `by_writer` is set when this thread did the work.
     pub fn next_block(&self, by_writer: &mut bool) -> Result<CompressedBlock> {
-        *by_writer = self.run_here();
+        *by_writer = self.run_here(None);
         let mut s = lock(&self.state);
         loop {
             match &mut *s {
@@ -318,6 +327,17 @@ impl Drop for CompressionPool {
 }
 
 fn worker(shared: Arc<Shared>) {
+    // A worker that panics (its run is already failed by `run_here`'s guard) leaves its place
+    // to a new one: the next `submit` starts it.
+    struct Seat<'a>(&'a Shared);
+    impl Drop for Seat<'_> {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                lock(&self.0.queue).started -= 1;
+            }
+        }
+    }
+    let _seat = Seat(&shared);
     loop {
         let job = {
             let mut q = lock(&shared.queue);
@@ -331,9 +351,29 @@ fn worker(shared: Arc<Shared>) {
                 q = shared.work.wait(q).unwrap_or_else(|p| p.into_inner());
             }
         };
-        if job.run_here() {
-            shared.by_workers.fetch_add(1, Relaxed);
+        job.run_here(Some(&shared.by_workers));
+    }
+}
+
+/// Runs a multi-threaded test body under a watchdog: a panic fails the test at once, a body
+/// still running after a minute (a lost wake-up) fails it instead of hanging the run.
+#[cfg(test)]
+pub(crate) fn within_a_minute<T: Send + 'static>(
+    what: &str,
+    body: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+        let _ = tx.send(r);
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(Ok(v)) => {
+            let _ = handle.join();
+            v
         }
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(_) => panic!("{what}: watchdog fired after 60 s"),
     }
 }
 
@@ -351,6 +391,10 @@ mod tests {
 
     #[test]
     fn blocks_compress_alike_on_any_thread() {
+        within_a_minute("blocks_compress_alike_on_any_thread", compress_alike);
+    }
+
+    fn compress_alike() {
         let raw: Vec<u8> = (0..20_000u32).map(|i| (i % 7) as u8).collect();
         let inline = compress_block(CompressionType::Snappy, raw.clone(), Vec::new());
         assert_eq!(inline.type_id, CompressionType::Snappy.id());

@@ -65,6 +65,11 @@ impl From<&crate::options::Options> for TableBuilderOptions {
     }
 }
 
+/// Memory held by a pending block's filter keys.
+fn key_bytes(keys: &[u8], key_ends: &[usize]) -> usize {
+    keys.len() + std::mem::size_of_val(key_ends)
+}
+
 /// A cut data block not yet written.
 struct PendingBlock {
     job: Arc<Job>,
@@ -91,6 +96,8 @@ pub struct TableBuilder {
     /// Cut blocks waiting to be written, oldest first, and their raw bytes in total.
     pending: VecDeque<PendingBlock>,
     pending_raw: usize,
+    /// Bytes of the pending blocks' filter keys (held whole, unlike in the blocks).
+    pending_keys: usize,
     /// The run taking cut blocks until it reaches `RUN_BYTES` (with a pool), and its bytes.
     open_run: Option<(Arc<Job>, usize)>,
     /// Raw bytes of the data blocks written so far (for `file_size`'s estimate).
@@ -122,6 +129,7 @@ impl TableBuilder {
             block_key_ends: Vec::new(),
             pending: VecDeque::new(),
             pending_raw: 0,
+            pending_keys: 0,
             open_run: None,
             written_raw: 0,
             written_data: 0,
@@ -189,18 +197,22 @@ impl TableBuilder {
             }
             (None, _) => self.new_run(raw, scratch),
         };
+        let keys = std::mem::take(&mut self.block_keys);
+        let key_ends = std::mem::take(&mut self.block_key_ends);
+        self.pending_keys += key_bytes(&keys, &key_ends);
         self.pending.push_back(PendingBlock {
             job,
             raw_len,
-            keys: std::mem::take(&mut self.block_keys),
-            key_ends: std::mem::take(&mut self.block_key_ends),
+            keys,
+            key_ends,
             separator: None,
         });
         self.pending_raw += raw_len;
         let pooled = self.options.compression_pool.is_some();
         while !self.pending.is_empty()
             && (!pooled
-                || (self.pending.len() > 1 && self.pending_raw > self.options.pipeline_bytes))
+                || (self.pending.len() > 1
+                    && self.pending_raw + self.pending_keys > self.options.pipeline_bytes))
         {
             self.write_oldest()?;
         }
@@ -221,6 +233,7 @@ impl TableBuilder {
             return Ok(());
         };
         self.pending_raw -= block.raw_len;
+        self.pending_keys -= key_bytes(&block.keys, &block.key_ends);
         if self
             .open_run
             .as_ref()

@@ -867,6 +867,10 @@ fn pooled_table(
 
 #[test]
 fn pooled_compression_writes_the_same_bytes_whatever_the_timing() {
+    super::compress_pool::within_a_minute("pooled compression", pooled_same_bytes);
+}
+
+fn pooled_same_bytes() {
     // Values up to 4 KiB in 1 KiB blocks: many runs, and more than PIPELINE_BYTES in flight.
     let entries = model(6000, 77);
     for compression in [CompressionType::Snappy, CompressionType::ZlibRaw] {
@@ -911,6 +915,10 @@ fn pooled_compression_writes_the_same_bytes_whatever_the_timing() {
 
 #[test]
 fn a_pooled_writer_dropped_midway_leaves_the_pool_usable() {
+    super::compress_pool::within_a_minute("pooled writer dropped", pooled_writer_dropped);
+}
+
+fn pooled_writer_dropped() {
     let entries = model(4000, 78);
     let pool = CompressionPool::new(2).unwrap();
     let _demand = pool.demand();

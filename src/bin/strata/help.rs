@@ -56,7 +56,7 @@ Sets KEY to VALUE (text or 0x-hex), creating the database if missing. Writes kee
 database's own dialect unless --profile says otherwise; a codec that dialect cannot read is
 refused unless --force-codec. --sync waits for the disk. --compression-threads: workers
 compressing table blocks while a compaction or flush is waited on (default: the cores;
-0: the background thread alone; the tables are the same bytes either way).
+0: the background thread alone, and compactions cut their tables where LevelDB does).
 
 example: strata put /tmp/db greeting 'hello world'"
         }
