@@ -817,7 +817,13 @@ window.strataTest = {
     const t0 = performance.now();
     const held = () => tabInfo(location).reduce((n, t) => n + t.heldForOthers, 0);
     if (waitFor !== undefined) while (held() !== waitFor && performance.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 50));
-    const p = await window.leadDb.properties();
+    let p = await window.leadDb.properties();
+    // The engine's releases follow the bookkeeping asynchronously: with nothing held, wait
+    // (within the same bound) until the engine has freed the snapshots and iterators too.
+    while (waitFor === 0 && held() === 0 && p.snapshots + p.iterators > 0 && performance.now() - t0 < 15_000) {
+      await new Promise((r) => setTimeout(r, 50));
+      p = await window.leadDb.properties();
+    }
     return { heldForOthers: held(), snapshots: p.snapshots, iterators: p.iterators, waitedMs: Math.round(performance.now() - t0) };
   },
 
