@@ -439,15 +439,8 @@ mod tests {
 
     #[test]
     fn incompressible_blocks_stay_raw() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let raw: Vec<u8> = (0..4096)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
+        let mut raw = vec![0u8; 4096];
+        crate::util::random::Random::new(301).fill(&mut raw);
         let b = compress_block(CompressionType::Snappy, raw.clone(), Vec::new());
         assert_eq!(b.type_id, 0);
         assert_eq!(b.data, raw);

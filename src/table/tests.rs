@@ -162,6 +162,23 @@ fn build_table(
     (s, size)
 }
 
+/// The tests' table settings: restart interval 16, a 10-bit bloom filter.
+fn test_options(
+    compression: CompressionType,
+    block_size: usize,
+    pool: Option<Arc<CompressionPool>>,
+    pipeline_bytes: usize,
+) -> TableBuilderOptions {
+    TableBuilderOptions {
+        block_size,
+        block_restart_interval: 16,
+        compression,
+        bloom_bits_per_key: 10,
+        compression_pool: pool,
+        pipeline_bytes,
+    }
+}
+
 /// Writes table `name` of `entries` into `s` with the tests' settings; its size.
 fn write_table(
     s: &MemStorage,
@@ -170,17 +187,8 @@ fn write_table(
     compression: CompressionType,
     block_size: usize,
 ) -> u64 {
-    let mut b = TableBuilder::new(
-        TableBuilderOptions {
-            block_size,
-            block_restart_interval: 16,
-            compression,
-            bloom_bits_per_key: 10,
-            compression_pool: None,
-            pipeline_bytes: super::table_builder::PIPELINE_BYTES,
-        },
-        s.create(name).unwrap(),
-    );
+    let options = test_options(compression, block_size, None, 0);
+    let mut b = TableBuilder::new(options, s.create(name).unwrap());
     for (k, v) in entries {
         b.add(k, v).unwrap();
     }
@@ -841,17 +849,9 @@ fn pooled_table(
 ) -> (Vec<u8>, Vec<u64>) {
     let s = MemStorage::new();
     let _demand = pool.as_ref().filter(|_| demand).map(|p| p.demand());
-    let mut b = TableBuilder::new(
-        TableBuilderOptions {
-            block_size,
-            block_restart_interval: 16,
-            compression,
-            bloom_bits_per_key: 10,
-            compression_pool: pool.clone(),
-            pipeline_bytes: super::table_builder::PIPELINE_BYTES,
-        },
-        s.create("t.ldb").unwrap(),
-    );
+    let pipeline = super::table_builder::PIPELINE_BYTES;
+    let options = test_options(compression, block_size, pool.clone(), pipeline);
+    let mut b = TableBuilder::new(options, s.create("t.ldb").unwrap());
     let mut sizes = Vec::with_capacity(entries.len());
     for (k, v) in entries {
         b.add(k, v).unwrap();
@@ -924,17 +924,8 @@ fn pooled_writer_dropped() {
     let _demand = pool.demand();
     let s = MemStorage::new();
     for round in 0..3 {
-        let mut b = TableBuilder::new(
-            TableBuilderOptions {
-                block_size: 512,
-                block_restart_interval: 16,
-                compression: CompressionType::ZlibRaw,
-                bloom_bits_per_key: 10,
-                compression_pool: Some(pool.clone()),
-                pipeline_bytes: 64 << 10,
-            },
-            s.create(&format!("{round}.ldb")).unwrap(),
-        );
+        let options = test_options(CompressionType::ZlibRaw, 512, Some(pool.clone()), 64 << 10);
+        let mut b = TableBuilder::new(options, s.create(&format!("{round}.ldb")).unwrap());
         for (k, v) in &entries[..2000] {
             b.add(k, v).unwrap();
         }
