@@ -19,6 +19,10 @@
 //   iterators and snapshots, and cancels the exports, of sharers whose lock is gone.
 // - A new leader opens the database again, retrying LEVEL_LOCKED while the previous leader's
 //   worker releases its handles (asynchronously, within about a second), then announces itself.
+// - An open waits for a leader as long as some tab says it is opening the database (a large
+//   one on a loaded machine can take longer than any fixed bound): the tab holding the lock
+//   says so every second until its engine is open. With nobody opening (the lock held outside
+//   the sharing, or a tab that froze), an open fails after `TabLink.leaderWaitMs`.
 
 import type { Link } from './db.js';
 import { StrataError, toErrorShape, toStrataError, type ErrorShape } from './errors.js';
@@ -54,7 +58,10 @@ const RESENDABLE = new Set([
   'snbtTree',
   'entities',
 ]);
-const LEADER_WAIT_MS = 15_000;
+/** How often a tab opening the database for the others says so. */
+const OPENING_EVERY_MS = 1_000;
+/** How long a sharer waits on an opener it no longer hears from. */
+const OPENING_SILENCE_MS = 5_000;
 /** How often a leader looks for sharers gone with iterators or snapshots open. */
 const REAP_MS = 2_000;
 /** The argument of each operation that names a snapshot (`iterator`: its spec's field). */
@@ -70,6 +77,7 @@ interface Held {
 type Msg =
   | { t: 'hello'; from: string }
   | { t: 'leader'; id: string }
+  | { t: 'opening'; id: string }
   | { t: 'bye'; id: string }
   | { t: 'call'; from: string; leader: string; id: number; op: string; args: unknown[] }
   | { t: 'reply'; to: string; id: number; ok: boolean; value?: unknown; error?: ErrorShape };
@@ -97,6 +105,9 @@ export function canShareTabs(): boolean {
 }
 
 export class TabLink implements Link {
+  /** How long an open waits for some tab to lead while no tab says it is opening the
+   * database (tests shorten it). */
+  static leaderWaitMs = 15_000;
   /** The open links of this context, by location (for `tabInfo`). */
   static readonly open_ = new Map<string, Set<TabLink>>();
   readonly id = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
@@ -110,6 +121,10 @@ export class TabLink implements Link {
   private unlock: (() => void) | undefined;
   private closed = false;
   private leadError: unknown;
+  /** Whether this tab holds the lock and is opening the engine's database. */
+  private opening = false;
+  /** When another tab last said it was opening the database (0: never). */
+  private openingHeard = 0;
   /** Whether another sharer ever announced itself (a handover is then what LEVEL_LOCKED means). */
   private sawLeader = false;
   /** Calls this tab answered for others, and leaderships it took (tests read these). */
@@ -164,6 +179,10 @@ export class TabLink implements Link {
     navigator.locks
       .request(`strata-db:${this.location}`, { signal: this.abort.signal }, async () => {
         if (this.closed) return;
+        // The others wait for as long as this tab keeps saying it is opening.
+        this.opening = true;
+        this.post({ t: 'opening', id: this.id });
+        const saying = setInterval(() => this.post({ t: 'opening', id: this.id }), OPENING_EVERY_MS);
         try {
           this.mine = await this.openWithRetry();
         } catch (e) {
@@ -172,6 +191,9 @@ export class TabLink implements Link {
           this.leadError = e;
           this.wake();
           return;
+        } finally {
+          clearInterval(saying);
+          this.opening = false;
         }
         if (this.closed) {
           await this.mine.link.call('close', [this.mine.handle]).catch(() => {});
@@ -223,14 +245,20 @@ export class TabLink implements Link {
     for (const f of w) f();
   }
 
+  /** Resolves once some tab leads. Waits while this tab or another is opening the database;
+   * fails after `leaderWaitMs` with nobody opening and nobody leading. */
   private leaderKnown(): Promise<void> {
-    const deadline = Date.now() + LEADER_WAIT_MS;
+    const waitMs = TabLink.leaderWaitMs;
+    const start = Date.now();
     return new Promise<void>((resolve, reject) => {
       const check = (): void => {
         if (this.leadError !== undefined) return reject(toStrataError(this.leadError));
         if (this.closed) return reject(new StrataError('LEVEL_DATABASE_NOT_OPEN', 'Database is not open'));
         if (this.leader !== undefined) return resolve();
-        if (Date.now() > deadline) return reject(new StrataError('LEVEL_CONNECTION_LOST', 'no tab could run the database within 15 s'));
+        const deadline = Math.max(start + waitMs, this.openingHeard + OPENING_SILENCE_MS);
+        if (!this.opening && Date.now() > deadline) {
+          return reject(new StrataError('LEVEL_CONNECTION_LOST', `no tab could run the database within ${waitMs / 1000} s (none was opening it)`));
+        }
         this.waiters.push(check);
         setTimeout(() => this.wake(), 250);
       };
@@ -243,6 +271,10 @@ export class TabLink implements Link {
     switch (m.t) {
       case 'hello':
         if (this.mine) this.post({ t: 'leader', id: this.id });
+        else if (this.opening) this.post({ t: 'opening', id: this.id });
+        break;
+      case 'opening':
+        if (m.id !== this.id) this.openingHeard = Date.now();
         break;
       case 'leader':
         if (m.id !== this.id) {

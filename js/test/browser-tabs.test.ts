@@ -5,6 +5,8 @@
 //   (a call in flight when it closed rejects with LEVEL_CONNECTION_LOST and is retried), and
 //   every write acknowledged in any tab, the closed one's included, is there; over OPFS and
 //   over the IndexedDB store (the one WebKit gets);
+// - an engine slower to open than the leader wait (a large database, a loaded machine): the
+//   tabs wait while the opener says it is opening; with nobody opening, an open fails in time;
 // - every tab reloaded at once mid-write: the reopened tabs find every acknowledged write;
 // - iterators and snapshots die with the leader whose engine held them (a later use rejects
 //   with LEVEL_CONNECTION_LOST instead of reaching the next leader's engine, whose ids could
@@ -113,6 +115,19 @@ for (const [name, make, available] of drivers) {
       const t0 = Date.now();
       expect(await tab.run('openCode', 'shared-missing', { createIfMissing: false })).toBe('LEVEL_NOT_FOUND');
       expect(Date.now() - t0).toBeLessThan(5000);
+      await tab.close();
+    });
+
+    test('an engine slower to open than the leader wait: the opener and a sharer that joined meanwhile both open; nobody opening still fails within the bound', async () => {
+      const tab = await driver.newTab();
+      expect(await tab.run('slowLeader', 400, 2500)).toEqual({
+        first: 'leads',
+        second: 'follows',
+        secondGets: 'answer',
+        openedAfterOpenMs: true,
+        stuck: 'LEVEL_CONNECTION_LOST: no tab could run the database within 0.4 s (none was opening it)',
+        stuckWithinBound: true,
+      });
       await tab.close();
     });
 

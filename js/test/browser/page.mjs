@@ -856,6 +856,47 @@ window.strataTest = {
     }
   },
 
+  /** Sharers whose engine takes `openMs` to open, longer than the leader wait (`waitMs`): the
+   * opener and a sharer that joined while it opened both get the database (the opener says
+   * it is opening); with the lock held outside the sharing (nobody opening), an open fails
+   * within the bound. Fake engines: only the sharing is under test. */
+  async slowLeader(waitMs, openMs) {
+    const { TabLink } = await import('/pkg/dist/tabs.js');
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+    const engine = (ms) => async () => {
+      await sleep(ms);
+      return { link: { call: async (op) => (op === 'get' ? 'answer' : undefined) }, handle: 1 };
+    };
+    const was = TabLink.leaderWaitMs;
+    TabLink.leaderWaitMs = waitMs;
+    try {
+      const t0 = performance.now();
+      const first = TabLink.open('slow-open', engine(openMs));
+      await sleep(50);
+      const second = TabLink.open('slow-open', engine(openMs));
+      const [a, b] = await Promise.allSettled([first, second]);
+      const openedAfter = Math.round(performance.now() - t0);
+      const out = { first: a.status === 'fulfilled' ? (a.value.leading ? 'leads' : 'follows') : a.reason.message, second: b.status === 'fulfilled' ? (b.value.leading ? 'leads' : 'follows') : b.reason.message };
+      out.secondGets = b.status === 'fulfilled' ? await b.value.call('get', [0, 'k']) : null;
+      out.openedAfterOpenMs = openedAfter >= openMs;
+      for (const s of [a, b]) if (s.status === 'fulfilled') await s.value.call('close', []);
+      let release;
+      const held = new Promise((r) => (release = r));
+      await new Promise((granted) => navigator.locks.request('strata-db:stuck-open', () => (granted(), held)));
+      const t1 = performance.now();
+      out.stuck = await TabLink.open('stuck-open', engine(0)).then(
+        (t) => (t.call('close', []), 'opened'),
+        (e) => `${e.code}: ${e.message}`,
+      );
+      const stuckMs = performance.now() - t1;
+      out.stuckWithinBound = stuckMs >= waitMs && stuckMs < waitMs + 2000;
+      release();
+      return out;
+    } finally {
+      TabLink.leaderWaitMs = was;
+    }
+  },
+
   /** Two opens of one database in the same worker. */
   async sameWorkerLock() {
     const db = await open('lock-same', { shared: false });
