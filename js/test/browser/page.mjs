@@ -859,16 +859,18 @@ window.strataTest = {
   /** Sharers whose engine takes `openMs` to open, longer than the leader wait (`waitMs`): the
    * opener and a sharer that joined while it opened both get the database (the opener says
    * it is opening); with the lock held outside the sharing (nobody opening), an open fails
-   * within the bound. Fake engines: only the sharing is under test. */
-  async slowLeader(waitMs, openMs) {
+   * within the bound; an opener that answers only when asked keeps a sharer waiting past the
+   * silence bound (`silenceMs`). Fake engines: only the sharing is under test. */
+  async slowLeader(waitMs, silenceMs, openMs) {
     const { TabLink } = await import('/pkg/dist/tabs.js');
     const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
     const engine = (ms) => async () => {
       await sleep(ms);
       return { link: { call: async (op) => (op === 'get' ? 'answer' : undefined) }, handle: 1 };
     };
-    const was = TabLink.leaderWaitMs;
+    const was = [TabLink.leaderWaitMs, TabLink.openingSilenceMs];
     TabLink.leaderWaitMs = waitMs;
+    TabLink.openingSilenceMs = silenceMs;
     try {
       const t0 = performance.now();
       const first = TabLink.open('slow-open', engine(openMs));
@@ -891,9 +893,38 @@ window.strataTest = {
       const stuckMs = performance.now() - t1;
       out.stuckWithinBound = stuckMs >= waitMs && stuckMs < waitMs + 2000;
       release();
+
+      // An opener that says so only when asked (its timers throttled, as in a hidden tab): the
+      // sharer keeps asking, so it waits past the silence bound and gets the leader's answer.
+      const ch = new BroadcastChannel('strata-db:asked-open');
+      let asks = 0;
+      let fakeLeads = false;
+      let releaseFake;
+      const fakeHeld = new Promise((r) => (releaseFake = r));
+      await new Promise((granted) => navigator.locks.request('strata-db:asked-open', () => (granted(), fakeHeld)));
+      ch.onmessage = ({ data: m }) => {
+        if (m.t === 'hello') {
+          asks++;
+          ch.postMessage(fakeLeads ? { t: 'leader', id: 'fake' } : { t: 'opening', id: 'fake' });
+        } else if (m.t === 'call' && m.leader === 'fake') ch.postMessage({ t: 'reply', to: m.from, id: m.id, ok: true, value: `fake ${m.op}` });
+      };
+      setTimeout(() => {
+        fakeLeads = true;
+        ch.postMessage({ t: 'leader', id: 'fake' });
+      }, openMs);
+      try {
+        const t = await TabLink.open('asked-open', engine(0));
+        out.askedGets = await t.call('get', [0, 'k']);
+        await t.call('close', []);
+      } catch (e) {
+        out.askedGets = e.message;
+      }
+      out.askedAgain = asks >= 2;
+      releaseFake();
+      ch.close();
       return out;
     } finally {
-      TabLink.leaderWaitMs = was;
+      [TabLink.leaderWaitMs, TabLink.openingSilenceMs] = was;
     }
   },
 
