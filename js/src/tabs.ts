@@ -21,9 +21,11 @@
 //   worker releases its handles (asynchronously, within about a second), then announces itself.
 // - An open waits for a leader as long as some tab says it is opening the database (a large
 //   one on a loaded machine can take longer than any fixed bound): the tab holding the lock
-//   says so every second until its engine is open, and whenever a waiting sharer asks. With
-//   nobody opening (the lock held outside the sharing, or a tab that froze), an open fails
-//   after `TabLink.leaderWaitMs`.
+//   says so every second until its engine is open (and after a close mid-open, until the
+//   open is undone and the lock passes on), and whenever a waiting sharer asks (each second).
+//   With nobody opening (the lock held outside the sharing, or a tab that froze), an open or
+//   a call waiting through a handover fails after `TabLink.leaderWaitMs`, or
+//   `openingSilenceMs` after the opener was last heard; never later than `openingMaxMs`.
 
 import type { Link } from './db.js';
 import { StrataError, toErrorShape, toStrataError, type ErrorShape } from './errors.js';
@@ -61,6 +63,8 @@ const RESENDABLE = new Set([
 ]);
 /** How often a tab opening the database for the others says so. */
 const OPENING_EVERY_MS = 1_000;
+/** How often waiting opens and calls look again for a leader. */
+const POLL_MS = 250;
 /** How often a leader looks for sharers gone with iterators or snapshots open. */
 const REAP_MS = 2_000;
 /** The argument of each operation that names a snapshot (`iterator`: its spec's field). */
@@ -107,8 +111,12 @@ export class TabLink implements Link {
   /** How long an open waits for some tab to lead while no tab says it is opening the
    * database (tests shorten it). */
   static leaderWaitMs = 15_000;
-  /** How long a sharer waits on an opener it no longer hears from (tests shorten it). */
+  /** How long a sharer waits on an opener it no longer hears from (past `leaderWaitMs`;
+   * tests shorten it). */
   static openingSilenceMs = 5_000;
+  /** The longest any open or call waits for a leader, openers heard or not: an engine whose
+   * open never settles fails every sharer's wait instead of hanging it. */
+  static openingMaxMs = 300_000;
   /** The open links of this context, by location (for `tabInfo`). */
   static readonly open_ = new Map<string, Set<TabLink>>();
   readonly id = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
@@ -118,6 +126,11 @@ export class TabLink implements Link {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private waiters: Array<() => void> = [];
+  /** The one timer that re-checks the waiters (every 250 ms while any waits). */
+  private poll: ReturnType<typeof setTimeout> | undefined;
+  /** When this sharer last asked who leads or opens ('hello'). */
+  private lastAsk = 0;
+  private channelClosed = false;
   private readonly abort = new AbortController();
   private unlock: (() => void) | undefined;
   private closed = false;
@@ -157,7 +170,7 @@ export class TabLink implements Link {
   static async open(location: string, openEngine: OpenEngine): Promise<TabLink> {
     const t = new TabLink(location, openEngine);
     t.queueForLead();
-    t.post({ t: 'hello', from: t.id });
+    t.ask();
     try {
       await t.leaderKnown();
     } catch (e) {
@@ -173,7 +186,18 @@ export class TabLink implements Link {
   }
 
   private post(m: Msg): void {
-    this.channel.postMessage(m);
+    if (!this.channelClosed) this.channel.postMessage(m);
+  }
+
+  /** Asks the other sharers who leads (a leader answers 'leader', an opener 'opening'). */
+  private ask(): void {
+    this.lastAsk = Date.now();
+    this.post({ t: 'hello', from: this.id });
+  }
+
+  private closeChannel(): void {
+    this.channelClosed = true;
+    this.channel.close();
   }
 
   private queueForLead(): void {
@@ -195,6 +219,9 @@ export class TabLink implements Link {
         } finally {
           clearInterval(saying);
           this.opening = false;
+          // Closed while opening: the channel stayed open to keep the others waiting (the
+          // lock passes to them once this open is undone, below).
+          if (this.closed) this.closeChannel();
         }
         if (this.closed) {
           await this.mine.link.call('close', [this.mine.handle]).catch(() => {});
@@ -246,38 +273,53 @@ export class TabLink implements Link {
     for (const f of w) f();
   }
 
-  /** Resolves once some tab leads. Waits while this tab or another is opening the database;
-   * fails after `leaderWaitMs` with nobody opening and nobody leading. */
+  /** Resolves once some tab leads. Waits while this tab or another is opening the database
+   * (at most `openingMaxMs`); with nobody opening and nobody leading, fails after
+   * `leaderWaitMs`, or `openingSilenceMs` after the last opener was heard if later. */
   private leaderKnown(): Promise<void> {
     const waitMs = TabLink.leaderWaitMs;
     const silenceMs = TabLink.openingSilenceMs;
     const start = Date.now();
-    let asked = start;
+    let lastTurn = start;
+    let graceUntil = 0;
     return new Promise<void>((resolve, reject) => {
       const check = (): void => {
         if (this.leadError !== undefined) return reject(toStrataError(this.leadError));
         if (this.closed) return reject(new StrataError('LEVEL_DATABASE_NOT_OPEN', 'Database is not open'));
         if (this.leader !== undefined) return resolve();
-        const deadline = Math.max(start + waitMs, this.openingHeard + silenceMs);
-        if (!this.opening && Date.now() > deadline) {
-          return reject(new StrataError('LEVEL_CONNECTION_LOST', `no tab could run the database within ${waitMs / 1000} s (none was opening it)`));
+        const now = Date.now();
+        const waited = ((now - start) / 1000).toFixed(1);
+        if (now - start > TabLink.openingMaxMs) {
+          return reject(new StrataError('LEVEL_CONNECTION_LOST', `no tab finished opening the database within ${waited} s`));
         }
+        // A wait starved of turns (a loaded machine, a hidden tab's throttled timers) asks
+        // again and gives the answer a second before judging an opener silent.
+        if (now - lastTurn > 4 * POLL_MS) graceUntil = now + OPENING_EVERY_MS;
+        lastTurn = now;
         // Asking again each second: a leader or opener answers from its message handler, which
         // a hidden tab runs even while the browser throttles its timers (and a lost
         // announcement is made up for).
-        if (!this.opening && Date.now() - asked >= OPENING_EVERY_MS) {
-          asked = Date.now();
-          this.post({ t: 'hello', from: this.id });
+        if (!this.opening && now - this.lastAsk >= OPENING_EVERY_MS) this.ask();
+        if (!this.opening && now > Math.max(start + waitMs, this.openingHeard + silenceMs, graceUntil)) {
+          const why = this.openingHeard > start ? `the tab opening it went silent ${((now - this.openingHeard) / 1000).toFixed(1)} s ago` : 'none was opening it';
+          return reject(new StrataError('LEVEL_CONNECTION_LOST', `no tab could run the database within ${waited} s (${why})`));
         }
         this.waiters.push(check);
-        setTimeout(() => this.wake(), 250);
+        this.poll ??= setTimeout(() => {
+          this.poll = undefined;
+          this.wake();
+        }, POLL_MS);
       };
       check();
     });
   }
 
   private onMessage(m: Msg): void {
-    if (this.closed) return;
+    if (this.closed) {
+      // Closed while opening: the others still wait for the lock this open holds.
+      if (this.opening && m.t === 'hello') this.post({ t: 'opening', id: this.id });
+      return;
+    }
     switch (m.t) {
       case 'hello':
         if (this.mine) this.post({ t: 'leader', id: this.id });
@@ -500,7 +542,10 @@ export class TabLink implements Link {
     this.unlock?.();
     for (const p of this.pending.values()) p.reject(new StrataError('LEVEL_DATABASE_NOT_OPEN', 'Database is not open'));
     this.pending.clear();
+    clearTimeout(this.poll);
+    this.poll = undefined;
     this.wake();
-    this.channel.close();
+    // While opening, the channel stays open until the open is undone (queueForLead).
+    if (!this.opening) this.closeChannel();
   }
 }
