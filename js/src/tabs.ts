@@ -25,7 +25,9 @@
 //   open is undone and the lock passes on), and whenever a waiting sharer asks (each second).
 //   With nobody opening (the lock held outside the sharing, or a tab that froze), an open or
 //   a call waiting through a handover fails after `TabLink.leaderWaitMs`, or
-//   `openingSilenceMs` after the opener was last heard; never later than `openingMaxMs`.
+//   `openingSilenceMs` after the opener was last heard, once an ask goes unanswered for a
+//   second; never later than `openingMaxMs` (an open that never settles keeps its own tab's
+//   lock until the page goes: a stuck engine is a bug of its own).
 
 import type { Link } from './db.js';
 import { StrataError, toErrorShape, toStrataError, type ErrorShape } from './errors.js';
@@ -208,26 +210,35 @@ export class TabLink implements Link {
         this.opening = true;
         this.post({ t: 'opening', id: this.id });
         const saying = setInterval(() => this.post({ t: 'opening', id: this.id }), OPENING_EVERY_MS);
+        const done = (): void => {
+          clearInterval(saying);
+          this.opening = false;
+          // Closed while opening: the channel stayed open to keep the others waiting until
+          // the open was undone (the lock passes to them when this callback returns).
+          if (this.closed) this.closeChannel();
+        };
+        let opened: { link: Link; handle: number };
         try {
-          this.mine = await this.openWithRetry();
+          opened = await this.openWithRetry();
         } catch (e) {
           // This tab cannot run the engine (e.g. the database does not exist): it stops
           // queueing, and its open fails with the engine's error.
           this.leadError = e;
+          done();
           this.wake();
           return;
-        } finally {
-          clearInterval(saying);
-          this.opening = false;
-          // Closed while opening: the channel stayed open to keep the others waiting (the
-          // lock passes to them once this open is undone, below).
-          if (this.closed) this.closeChannel();
         }
         if (this.closed) {
-          await this.mine.link.call('close', [this.mine.handle]).catch(() => {});
-          this.mine = undefined;
+          try {
+            await opened.link.call('close', [opened.handle]).catch(() => {});
+            opened.link.release?.();
+          } finally {
+            done();
+          }
           return;
         }
+        done();
+        this.mine = opened;
         this.stats.led += 1;
         this.setLeader(this.id);
         this.post({ t: 'leader', id: this.id });
@@ -270,7 +281,13 @@ export class TabLink implements Link {
   private wake(): void {
     const w = this.waiters;
     this.waiters = [];
-    for (const f of w) f();
+    for (const f of w) {
+      try {
+        f();
+      } catch {
+        // A check settles its own promise; one that threw must not strand the others.
+      }
+    }
   }
 
   /** Resolves once some tab leads. Waits while this tab or another is opening the database
@@ -280,8 +297,6 @@ export class TabLink implements Link {
     const waitMs = TabLink.leaderWaitMs;
     const silenceMs = TabLink.openingSilenceMs;
     const start = Date.now();
-    let lastTurn = start;
-    let graceUntil = 0;
     return new Promise<void>((resolve, reject) => {
       const check = (): void => {
         if (this.leadError !== undefined) return reject(toStrataError(this.leadError));
@@ -292,17 +307,19 @@ export class TabLink implements Link {
         if (now - start > TabLink.openingMaxMs) {
           return reject(new StrataError('LEVEL_CONNECTION_LOST', `no tab finished opening the database within ${waited} s`));
         }
-        // A wait starved of turns (a loaded machine, a hidden tab's throttled timers) asks
-        // again and gives the answer a second before judging an opener silent.
-        if (now - lastTurn > 4 * POLL_MS) graceUntil = now + OPENING_EVERY_MS;
-        lastTurn = now;
-        // Asking again each second: a leader or opener answers from its message handler, which
-        // a hidden tab runs even while the browser throttles its timers (and a lost
-        // announcement is made up for).
-        if (!this.opening && now - this.lastAsk >= OPENING_EVERY_MS) this.ask();
-        if (!this.opening && now > Math.max(start + waitMs, this.openingHeard + silenceMs, graceUntil)) {
-          const why = this.openingHeard > start ? `the tab opening it went silent ${((now - this.openingHeard) / 1000).toFixed(1)} s ago` : 'none was opening it';
-          return reject(new StrataError('LEVEL_CONNECTION_LOST', `no tab could run the database within ${waited} s (${why})`));
+        if (!this.opening) {
+          // Asked each second: a leader or opener answers from its message handler, which a
+          // hidden tab runs even while the browser throttles its timers (and a lost
+          // announcement is made up for). Nobody is opening only when an ask went a second
+          // without an answer, so a wait whose own turns come late (a loaded machine, a
+          // hidden tab) judges by the answers, not by its clock.
+          const askedAt = this.lastAsk;
+          const unanswered = now - askedAt >= OPENING_EVERY_MS && this.openingHeard < askedAt;
+          if (unanswered && now > start + waitMs && now > this.openingHeard + silenceMs) {
+            const why = this.openingHeard > start ? `the tab opening it went silent ${((now - this.openingHeard) / 1000).toFixed(1)} s ago` : 'none was opening it';
+            return reject(new StrataError('LEVEL_CONNECTION_LOST', `no tab could run the database within ${waited} s (${why})`));
+          }
+          if (now - askedAt >= OPENING_EVERY_MS) this.ask();
         }
         this.waiters.push(check);
         this.poll ??= setTimeout(() => {
