@@ -197,6 +197,11 @@ export class TabLink implements Link {
     this.post({ t: 'hello', from: this.id });
   }
 
+  /** Tells the others this tab holds the lock and is opening the database. */
+  private sayOpening(): void {
+    this.post({ t: 'opening', id: this.id });
+  }
+
   private closeChannel(): void {
     this.channelClosed = true;
     this.channel.close();
@@ -208,8 +213,8 @@ export class TabLink implements Link {
         if (this.closed) return;
         // The others wait for as long as this tab keeps saying it is opening.
         this.opening = true;
-        this.post({ t: 'opening', id: this.id });
-        const saying = setInterval(() => this.post({ t: 'opening', id: this.id }), OPENING_EVERY_MS);
+        this.sayOpening();
+        const saying = setInterval(() => this.sayOpening(), OPENING_EVERY_MS);
         const done = (): void => {
           clearInterval(saying);
           this.opening = false;
@@ -303,9 +308,9 @@ export class TabLink implements Link {
         if (this.closed) return reject(new StrataError('LEVEL_DATABASE_NOT_OPEN', 'Database is not open'));
         if (this.leader !== undefined) return resolve();
         const now = Date.now();
-        const waited = ((now - start) / 1000).toFixed(1);
+        const seconds = (ms: number): string => (ms / 1000).toFixed(1);
         if (now - start > TabLink.openingMaxMs) {
-          return reject(new StrataError('LEVEL_CONNECTION_LOST', `no tab finished opening the database within ${waited} s`));
+          return reject(new StrataError('LEVEL_CONNECTION_LOST', `no tab finished opening the database within ${seconds(now - start)} s`));
         }
         if (!this.opening) {
           // Asked each second: a leader or opener answers from its message handler, which a
@@ -316,8 +321,8 @@ export class TabLink implements Link {
           const askedAt = this.lastAsk;
           const unanswered = now - askedAt >= OPENING_EVERY_MS && this.openingHeard < askedAt;
           if (unanswered && now > start + waitMs && now > this.openingHeard + silenceMs) {
-            const why = this.openingHeard > start ? `the tab opening it went silent ${((now - this.openingHeard) / 1000).toFixed(1)} s ago` : 'none was opening it';
-            return reject(new StrataError('LEVEL_CONNECTION_LOST', `no tab could run the database within ${waited} s (${why})`));
+            const why = this.openingHeard > start ? `the tab opening it went silent ${seconds(now - this.openingHeard)} s ago` : 'none was opening it';
+            return reject(new StrataError('LEVEL_CONNECTION_LOST', `no tab could run the database within ${seconds(now - start)} s (${why})`));
           }
           if (now - askedAt >= OPENING_EVERY_MS) this.ask();
         }
@@ -334,13 +339,13 @@ export class TabLink implements Link {
   private onMessage(m: Msg): void {
     if (this.closed) {
       // Closed while opening: the others still wait for the lock this open holds.
-      if (this.opening && m.t === 'hello') this.post({ t: 'opening', id: this.id });
+      if (this.opening && m.t === 'hello') this.sayOpening();
       return;
     }
     switch (m.t) {
       case 'hello':
         if (this.mine) this.post({ t: 'leader', id: this.id });
-        else if (this.opening) this.post({ t: 'opening', id: this.id });
+        else if (this.opening) this.sayOpening();
         break;
       case 'opening':
         if (m.id !== this.id) this.openingHeard = Date.now();
