@@ -198,7 +198,7 @@ pub fn run_compaction(
                 };
                 builder.add(key, input.value())?;
                 stats.entries_out += 1;
-                if builder.file_size() >= c.limits.max_file_size {
+                if builder.reached(c.limits.max_file_size)? {
                     finish_output(&mut current, &mut outputs, env)?;
                 }
             }

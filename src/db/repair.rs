@@ -493,10 +493,13 @@ fn merge_into_run(
             input.next();
             continue;
         }
-        let cut = current.as_ref().is_some_and(|(_, b, _)| {
-            b.file_size() >= options.max_file_size
-                && extract_user_key(key) != extract_user_key(&last)
-        });
+        let cut = match current.as_mut() {
+            Some((_, b, _)) => {
+                extract_user_key(key) != extract_user_key(&last)
+                    && b.reached(options.max_file_size)?
+            }
+            None => false,
+        };
         if cut {
             finish(current.take().unwrap(), &last, &mut outputs)?;
         }

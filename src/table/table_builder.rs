@@ -327,6 +327,25 @@ impl TableBuilder {
         self.offset.saturating_add(estimate)
     }
 
+    /// Whether the table has reached `limit` bytes, as LevelDB's `FileSize() >= limit` says
+    /// with every cut block compressed as it is cut. While the blocks in flight could reach
+    /// the limit (each is stored at most at its raw size, plus its 5-byte trailer), they are
+    /// written first and the exact offset answers: cut points are LevelDB's whatever the
+    /// pool, and only a table's last stretch before the limit is compressed as cut.
+    pub fn reached(&mut self, limit: u64) -> Result<bool> {
+        let bound = self
+            .offset
+            .saturating_add(self.pending_raw as u64)
+            .saturating_add(5 * self.pending.len() as u64);
+        if bound < limit {
+            return Ok(false);
+        }
+        while !self.pending.is_empty() {
+            self.write_oldest()?;
+        }
+        Ok(self.offset >= limit)
+    }
+
     /// Writes the filter, metaindex and index blocks and the footer; syncs nothing.
     /// Returns the file (for syncing) and the table's size.
     pub fn finish(mut self) -> Result<(Box<dyn WritableFile>, u64)> {

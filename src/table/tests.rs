@@ -913,6 +913,90 @@ fn pooled_same_bytes() {
     }
 }
 
+/// Splits `entries` into tables as a compaction does (a new table once the one being built
+/// reaches `limit`): each table's bytes. With a pool, the cut is `reached`; without one,
+/// LevelDB's `file_size() >= limit`.
+fn cut_tables(
+    entries: &[(Vec<u8>, Vec<u8>)],
+    compression: CompressionType,
+    block_size: usize,
+    limit: u64,
+    pool: Option<Arc<CompressionPool>>,
+) -> Vec<Vec<u8>> {
+    let s = MemStorage::new();
+    let _demand = pool.as_ref().map(|p| p.demand());
+    let pipeline = super::table_builder::pipeline_bytes(limit);
+    let mut tables = Vec::new();
+    let mut builder: Option<TableBuilder> = None;
+    let finish = |b: TableBuilder, tables: &mut Vec<Vec<u8>>| {
+        let name = format!("{}.ldb", tables.len());
+        let (mut f, size) = b.finish().unwrap();
+        f.sync().unwrap();
+        drop(f);
+        let f = s.open_random(&name).unwrap();
+        tables.push(crate::storage::read_exact_at(&*f, 0, size as usize).unwrap());
+    };
+    for (k, v) in entries {
+        let b = builder.get_or_insert_with(|| {
+            let options = test_options(compression, block_size, pool.clone(), pipeline);
+            TableBuilder::new(options, s.create(&format!("{}.ldb", tables.len())).unwrap())
+        });
+        b.add(k, v).unwrap();
+        let cut = if pool.is_some() {
+            b.reached(limit).unwrap()
+        } else {
+            b.file_size() >= limit
+        };
+        if cut {
+            finish(builder.take().unwrap(), &mut tables);
+        }
+    }
+    if let Some(b) = builder.take() {
+        finish(b, &mut tables);
+    }
+    tables
+}
+
+#[test]
+fn pooled_compression_cuts_tables_where_leveldb_does() {
+    super::compress_pool::within_a_minute("pooled cut points", pooled_cut_points);
+}
+
+fn pooled_cut_points() {
+    // Tables from 4 KiB (the first block is still in flight when the limit is reached) to
+    // 32 KiB, in 1 KiB and 4 KiB blocks. Before `reached`, the pooled 4 KiB tables held one
+    // block each (about 650 bytes against LevelDB's 4,900).
+    let entries = model(6000, 79);
+    for compression in [CompressionType::Snappy, CompressionType::ZlibRaw] {
+        for (block_size, limit) in [
+            (4096, 4096),
+            (1024, 4096),
+            (4096, 16 << 10),
+            (1024, 32 << 10),
+        ] {
+            let plain = cut_tables(&entries, compression, block_size, limit, None);
+            assert!(
+                plain.len() > 3,
+                "{compression:?} {block_size} {limit}: {} tables",
+                plain.len()
+            );
+            for threads in [1, 2, 3] {
+                let pool = CompressionPool::new(threads).unwrap();
+                let pooled = cut_tables(&entries, compression, block_size, limit, Some(pool));
+                assert_eq!(
+                    pooled.iter().map(Vec::len).collect::<Vec<_>>(),
+                    plain.iter().map(Vec::len).collect::<Vec<_>>(),
+                    "{compression:?} {block_size} {limit} x{threads}"
+                );
+                assert!(
+                    pooled == plain,
+                    "{compression:?} {block_size} {limit} x{threads}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn a_pooled_writer_dropped_midway_leaves_the_pool_usable() {
     super::compress_pool::within_a_minute("pooled writer dropped", pooled_writer_dropped);
