@@ -11,7 +11,7 @@
 
 use std::cmp::Ordering;
 
-use crate::util::coding::{decode_fixed64, put_fixed64, put_varint32, varint_length};
+use crate::util::coding::{decode_fixed64, put_fixed64};
 
 pub type SequenceNumber = u64;
 
@@ -144,34 +144,86 @@ pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
     }
 }
 
+/// What a point lookup found; a value found is in the caller's buffer (`Db::get_into`), so a
+/// lookup allocates nothing for keys it passes over or values it copies into reused space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// The newest visible entry is a value.
+    Found,
+    /// The newest visible entry is a deletion.
+    Deleted,
+    /// No entry for the key at or below the sequence.
+    Missing,
+}
+
 /// A key for looking up `user_key` as of `sequence`, in the forms the memtable and tables need.
 pub struct LookupKey {
-    /// varint32(len(internal key)) ‖ internal key
-    data: Vec<u8>,
+    /// varint32(len(internal key)) ‖ internal key: `inline[..len]`, or `heap` when longer
+    /// than `LOOKUP_INLINE` (as LevelDB's 200-byte `space_`: a lookup of a usual key
+    /// allocates nothing).
+    inline: [u8; LOOKUP_INLINE],
+    heap: Vec<u8>,
+    len: usize,
     key_start: usize,
 }
+
+/// The longest lookup key (length prefix and internal key) kept inside a `LookupKey`.
+const LOOKUP_INLINE: usize = 128;
 
 impl LookupKey {
     pub fn new(user_key: &[u8], sequence: SequenceNumber) -> Self {
         let ikey_len = user_key.len() + 8;
-        let mut data = Vec::with_capacity(ikey_len + varint_length(ikey_len as u64));
-        put_varint32(&mut data, ikey_len as u32);
-        let key_start = data.len();
-        append_internal_key(&mut data, user_key, sequence, VALUE_TYPE_FOR_SEEK);
-        LookupKey { data, key_start }
+        let mut prefix = [0u8; 5];
+        let mut key_start = 0;
+        let mut v = ikey_len as u32;
+        while v >= 0x80 {
+            prefix[key_start] = (v as u8) | 0x80;
+            v >>= 7;
+            key_start += 1;
+        }
+        prefix[key_start] = v as u8;
+        key_start += 1;
+        let len = key_start + ikey_len;
+        let mut k = LookupKey {
+            inline: [0; LOOKUP_INLINE],
+            heap: Vec::new(),
+            len,
+            key_start,
+        };
+        let data: &mut [u8] = if len <= LOOKUP_INLINE {
+            &mut k.inline[..len]
+        } else {
+            k.heap.resize(len, 0);
+            &mut k.heap
+        };
+        let (head, ikey) = data.split_at_mut(key_start);
+        head.copy_from_slice(&prefix[..key_start]);
+        let (user, trailer) = ikey.split_at_mut(user_key.len());
+        user.copy_from_slice(user_key);
+        trailer
+            .copy_from_slice(&pack_sequence_and_type(sequence, VALUE_TYPE_FOR_SEEK).to_le_bytes());
+        k
+    }
+
+    fn data(&self) -> &[u8] {
+        if self.len <= LOOKUP_INLINE {
+            &self.inline[..self.len]
+        } else {
+            &self.heap
+        }
     }
 
     /// The memtable's entry-prefix form: length-prefixed internal key.
     pub fn memtable_key(&self) -> &[u8] {
-        &self.data
+        self.data()
     }
 
     pub fn internal_key(&self) -> &[u8] {
-        &self.data[self.key_start..]
+        &self.data()[self.key_start..]
     }
 
     pub fn user_key(&self) -> &[u8] {
-        &self.data[self.key_start..self.data.len() - 8]
+        &self.data()[self.key_start..self.len - 8]
     }
 }
 
@@ -234,6 +286,7 @@ pub fn internal_short_successor(key: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::coding::{put_varint32, varint_length};
 
     #[test]
     fn compare_bytes_is_the_bytewise_order() {
@@ -322,6 +375,21 @@ mod tests {
         assert_eq!(lk.internal_key(), &ik(b"key", 42, ValueType::Value)[..]);
         assert_eq!(lk.memtable_key()[0], 11);
         assert_eq!(&lk.memtable_key()[1..], lk.internal_key());
+        // Every size on both sides of the inline bound and of the varint's widths (a 1-byte
+        // length up to 127, 2 bytes from 128): the same bytes as built in a vector.
+        for n in (0..300).chain([16_375, 16_376, 70_000]) {
+            let user: Vec<u8> = (0..n).map(|i| (i * 7 + n) as u8).collect();
+            let seq = 0x00AB_CDEF_0123_4567 + n as u64;
+            let lk = LookupKey::new(&user, seq);
+            let mut want = Vec::new();
+            put_varint32(&mut want, (n + 8) as u32);
+            assert_eq!(want.len(), varint_length(n as u64 + 8));
+            let start = want.len();
+            append_internal_key(&mut want, &user, seq, VALUE_TYPE_FOR_SEEK);
+            assert_eq!(lk.memtable_key(), &want[..], "user key of {n} bytes");
+            assert_eq!(lk.internal_key(), &want[start..], "user key of {n} bytes");
+            assert_eq!(lk.user_key(), &user[..], "user key of {n} bytes");
+        }
     }
 
     #[test]

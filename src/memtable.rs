@@ -19,8 +19,8 @@ use std::sync::{Arc, RwLock};
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{
-    append_internal_key, compare_internal_keys, parse_internal_key, LookupKey, SequenceNumber,
-    ValueType,
+    append_internal_key, compare_internal_keys, parse_internal_key, Lookup, LookupKey,
+    SequenceNumber, ValueType,
 };
 use crate::util::coding::varint_length;
 use crate::util::random::Random;
@@ -390,17 +390,32 @@ impl MemTable {
 
     /// The newest entry for `key.user_key()` with sequence <= the key's sequence.
     pub fn get(&self, key: &LookupKey) -> MemGet {
+        let mut value = Vec::new();
+        match self.get_into(key, &mut value) {
+            Lookup::Found => MemGet::Found(value),
+            Lookup::Deleted => MemGet::Deleted,
+            Lookup::Missing => MemGet::Missing,
+        }
+    }
+
+    /// `get`, with a value found copied into `value` (replacing its contents, keeping its
+    /// capacity); `value` is left as it was otherwise.
+    pub fn get_into(&self, key: &LookupKey, value: &mut Vec<u8>) -> Lookup {
         let list = self.list.read().unwrap();
         let node = list.find_greater_or_equal(key.internal_key(), None);
         if node == NIL {
-            return MemGet::Missing;
+            return Lookup::Missing;
         }
         match parse_internal_key(list.key(node)) {
             Some(p) if p.user_key == key.user_key() => match p.value_type {
-                ValueType::Value => MemGet::Found(list.value(node).to_vec()),
-                ValueType::Deletion => MemGet::Deleted,
+                ValueType::Value => {
+                    value.clear();
+                    value.extend_from_slice(list.value(node));
+                    Lookup::Found
+                }
+                ValueType::Deletion => Lookup::Deleted,
             },
-            _ => MemGet::Missing,
+            _ => Lookup::Missing,
         }
     }
 

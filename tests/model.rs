@@ -78,12 +78,24 @@ fn check_all(db: &Db, model: &Model, snapshot: Option<u64>, rng: &mut Rng, what:
     }
     back.reverse();
     assert!(back == want, "{what}: backward contents differ");
+    // One buffer for every get_into, holding the last value found (or stale bytes).
+    let mut buf = b"stale bytes, longer than some values".to_vec();
     for _ in 0..50 {
         let k = key(rng);
         assert_eq!(
             db.get(&opts, &k).unwrap().as_ref(),
             model.get(&k),
             "{what}: get {k:?}"
+        );
+        let found = db.get_into(&opts, &k, &mut buf).unwrap();
+        assert_eq!(
+            found.then_some(&buf),
+            model.get(&k),
+            "{what}: get_into {k:?}"
+        );
+        assert!(
+            found || buf.is_empty(),
+            "{what}: get_into {k:?} left {buf:?}"
         );
         it.seek(&k);
         match model.range(k.clone()..).next() {

@@ -37,15 +37,14 @@ use crate::cache::Cache;
 use crate::compaction::CompactionLimits;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
-use crate::key::{LookupKey, SequenceNumber};
+use crate::key::{Lookup, LookupKey, SequenceNumber};
 use crate::log;
-use crate::memtable::{MemGet, MemTable};
+use crate::memtable::MemTable;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::storage::{FileLock, Storage};
 use crate::table::compress_pool::CompressionPool;
 use crate::table::merger::MergingIterator;
 use crate::table::table_builder::TableBuilderOptions;
-use crate::version::version::TableGet;
 use crate::version::version_set::VersionSet;
 use crate::version::{TableCache, Version};
 
@@ -484,25 +483,33 @@ impl Db {
 
     /// The value of `key`, or `None` if it is absent or deleted.
     pub fn get(&self, options: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let mut value = Vec::new();
+        Ok(self.get_into(options, key, &mut value)?.then_some(value))
+    }
+
+    /// `get` into the caller's buffer, as LevelDB's `Get(options, key, std::string*)`: true
+    /// when `key` has a value, which then replaces `value`'s contents in its existing
+    /// capacity (a loop of gets with one buffer allocates only when a value outgrows it); on
+    /// false or an error `value` is cleared.
+    pub fn get_into(&self, options: &ReadOptions, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
+        value.clear();
         let (mem, imm, version, last) = self.inner.read_view();
         let seq = options.snapshot.unwrap_or(last).min(last);
         let lkey = LookupKey::new(key, seq);
         for m in std::iter::once(&mem).chain(imm.as_ref()) {
-            match m.get(&lkey) {
-                MemGet::Found(v) => return Ok(Some(v)),
-                MemGet::Deleted => return Ok(None),
-                MemGet::Missing => {}
+            match m.get_into(&lkey, value) {
+                Lookup::Found => return Ok(true),
+                Lookup::Deleted => return Ok(false),
+                Lookup::Missing => {}
             }
         }
-        let (found, seek_due) = version.get(options, &lkey, &self.inner.table_cache)?;
+        let found = version.get(options, &lkey, &self.inner.table_cache, value);
+        let (found, seek_due) = found.inspect_err(|_| value.clear())?;
         if seek_due && !self.inner.options.read_only {
             let st = self.inner.state.lock().unwrap();
             drop(self.inner.maybe_schedule_compaction(st));
         }
-        match found {
-            TableGet::Found(v) => Ok(Some(v)),
-            TableGet::Deleted | TableGet::Missing => Ok(None),
-        }
+        Ok(found == Lookup::Found)
     }
 
     /// An iterator over user keys as of the options' snapshot (or now). Unpositioned.

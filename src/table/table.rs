@@ -417,6 +417,17 @@ impl Table {
         options: &ReadOptions,
         ikey: &[u8],
     ) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        self.internal_get_with(options, ikey, |k, v| (k.to_vec(), v.to_vec()))
+    }
+
+    /// `internal_get`, handing the entry to `saver` where it lies in its block (LevelDB's
+    /// `InternalGet` with its saver): nothing is copied unless `saver` copies it.
+    pub fn internal_get_with<R>(
+        &self,
+        options: &ReadOptions,
+        ikey: &[u8],
+        saver: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
         let mut index = self.index.iter();
         index.seek(ikey);
         index.status().map_err(|e| e.in_file(self.name.clone()))?;
@@ -437,7 +448,7 @@ impl Table {
         it.status()
             .map_err(|e| e.in_file(self.name.clone()).at_offset(handle.offset))?;
         if it.valid() {
-            return Ok(Some((it.key().to_vec(), it.value().to_vec())));
+            return Ok(Some(saver(it.key(), it.value())));
         }
         Ok(None)
     }

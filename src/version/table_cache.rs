@@ -87,15 +87,18 @@ impl TableCache {
         Ok(self.table(number, size)?.iter(options.clone()))
     }
 
-    /// Looks `ikey` up in one table: the first entry >= it in the block that may hold it.
-    pub fn get(
+    /// Looks `ikey` up in one table: the first entry >= it in the block that may hold it,
+    /// handed to `saver` in place (`Table::internal_get_with`).
+    pub fn get_with<R>(
         &self,
         options: &ReadOptions,
         number: u64,
         size: u64,
         ikey: &[u8],
-    ) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
-        self.table(number, size)?.internal_get(options, ikey)
+        saver: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        self.table(number, size)?
+            .internal_get_with(options, ikey, saver)
     }
 
     /// The readahead workers tables of this database share, if any.

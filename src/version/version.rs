@@ -12,7 +12,7 @@ use super::table_cache::TableCache;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{
-    compare_internal_keys, extract_user_key, parse_internal_key, LookupKey, ValueType,
+    compare_internal_keys, extract_user_key, parse_internal_key, Lookup, LookupKey, ValueType,
 };
 use crate::options::config::NUM_LEVELS;
 use crate::options::ReadOptions;
@@ -58,14 +58,6 @@ impl PartialEq for FileMetaData {
 }
 
 impl Eq for FileMetaData {}
-
-/// Result of a lookup in the tables.
-#[derive(Debug, PartialEq, Eq)]
-pub enum TableGet {
-    Found(Vec<u8>),
-    Deleted,
-    Missing,
-}
 
 #[derive(Debug, Default)]
 pub struct Version {
@@ -255,32 +247,40 @@ impl Version {
             .flat_map(|(l, fs)| fs.iter().map(move |f| (l, f)))
     }
 
-    /// Looks a key up in the tables, newest data first.
+    /// Looks a key up in the tables, newest data first; a value found is copied into `value`
+    /// (replacing its contents), and no other entry is copied. Returns what was found and
+    /// whether a compaction is due for seeks.
     pub fn get(
         &self,
         options: &ReadOptions,
         key: &LookupKey,
         tables: &TableCache,
-    ) -> Result<(TableGet, bool)> {
+        value: &mut Vec<u8>,
+    ) -> Result<(Lookup, bool)> {
         let user_key = key.user_key();
         let ikey = key.internal_key();
-        let check = |f: &FileMetaData| -> Result<Option<TableGet>> {
-            match tables.get(options, f.number, f.file_size, ikey)? {
-                None => Ok(None),
-                Some((found_key, value)) => {
-                    let parsed = parse_internal_key(&found_key).ok_or_else(|| {
-                        Error::corruption("corrupted internal key in table")
-                            .in_file(format!("{:06}.ldb", f.number))
-                    })?;
-                    if parsed.user_key != user_key {
-                        return Ok(None);
-                    }
-                    Ok(Some(match parsed.value_type {
-                        ValueType::Value => TableGet::Found(value),
-                        ValueType::Deletion => TableGet::Deleted,
-                    }))
+        let mut check = |f: &FileMetaData| -> Result<Option<Lookup>> {
+            let saver = |found_key: &[u8], found: &[u8]| -> Result<Option<Lookup>> {
+                let parsed = parse_internal_key(found_key).ok_or_else(|| {
+                    Error::corruption("corrupted internal key in table")
+                        .in_file(format!("{:06}.ldb", f.number))
+                })?;
+                if parsed.user_key != user_key {
+                    return Ok(None);
                 }
-            }
+                Ok(Some(match parsed.value_type {
+                    ValueType::Value => {
+                        value.clear();
+                        value.extend_from_slice(found);
+                        Lookup::Found
+                    }
+                    ValueType::Deletion => Lookup::Deleted,
+                }))
+            };
+            Ok(tables
+                .get_with(options, f.number, f.file_size, ikey, saver)?
+                .transpose()?
+                .flatten())
         };
         // Candidate files, newest data first: overlapping level-0 files, then at most one
         // file per deeper level.
@@ -306,7 +306,7 @@ impl Version {
         // The first file read, if a second one had to be read too, is charged a seek.
         let mut last_read: Option<(usize, &Arc<FileMetaData>)> = None;
         let mut seek_file: Option<(usize, &Arc<FileMetaData>)> = None;
-        let mut result = TableGet::Missing;
+        let mut result = Lookup::Missing;
         for (level, f) in candidates {
             if seek_file.is_none() {
                 seek_file = last_read;

@@ -293,16 +293,16 @@ impl Database {
         let mut out = vec![0u8; 4];
         let mut count = 0u32;
         let mut rest = keys;
+        let mut v = Vec::new(); // one value buffer for every key
         while !rest.is_empty() {
             let (key, tail) = take_chunk(rest).ok_or_else(|| invalid("malformed key list"))?;
             rest = tail;
-            match db.get(&ro, key).map_err(js_err)? {
-                Some(v) => {
-                    out.push(1);
-                    out.extend_from_slice(&(v.len() as u32).to_le_bytes());
-                    out.extend_from_slice(&v);
-                }
-                None => out.push(0),
+            if db.get_into(&ro, key, &mut v).map_err(js_err)? {
+                out.push(1);
+                out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                out.extend_from_slice(&v);
+            } else {
+                out.push(0);
             }
             count += 1;
         }

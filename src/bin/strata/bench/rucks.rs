@@ -257,6 +257,8 @@ fn workload(flags: &Flags, name: &str, db: &Db) -> Result<Outcome, Error> {
             }
             out.ops = n_all;
             let mut wrong = 0;
+            // One value buffer for every get, as the C++ harness's `std::string value`.
+            let mut v = Vec::new();
             let start = Instant::now();
             for _ in 0..out.ops {
                 key(rnd.uniform(keys as u32) as u64, &mut k);
@@ -264,11 +266,11 @@ fn workload(flags: &Flags, name: &str, db: &Db) -> Result<Outcome, Error> {
                     k.push(b'.');
                 }
                 let t0 = Instant::now();
-                let got = db.get(&r, &k)?;
+                let got = db.get_into(&r, &k, &mut v)?;
                 if hist {
                     out.lat.add(t0);
                 }
-                if let Some(v) = got {
+                if got {
                     out.found += 1;
                     if v.len() != KB {
                         wrong += 1;
@@ -329,16 +331,17 @@ fn workload(flags: &Flags, name: &str, db: &Db) -> Result<Outcome, Error> {
             fill(db, &mut gen, 0, written, KB)?;
             out.ops = (n_all / 4).max(2);
             let mut wrong = 0;
+            let mut v = Vec::new();
             let start = Instant::now();
             for i in 0..out.ops {
                 if i % 2 == 0 {
                     key(rnd.uniform(written as u32) as u64, &mut k);
                     let t0 = Instant::now();
-                    let got = db.get(&r, &k)?;
+                    let got = db.get_into(&r, &k, &mut v)?;
                     if hist {
                         out.lat.add(t0);
                     }
-                    if let Some(v) = got {
+                    if got {
                         out.found += 1;
                         if v.len() != KB {
                             wrong += 1;
