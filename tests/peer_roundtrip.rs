@@ -162,3 +162,142 @@ fn worlds_modified_by_strata_read_back_in_mojangs_leveldb() {
         assert_same(common::dump_with_peer("amulet", &dir), &model, &world.name);
     }
 }
+
+/// Synced writes extend the log with zeros ahead of its records (`storage::fs`). A crash image
+/// taken while the database is open, zeros and all, reopens in Strata with nothing reported
+/// dropped and reads the same in Google's and Mojang's LevelDB. A record torn inside the zeros
+/// is a torn write: Strata drops it and names exactly its bytes, and both LevelDBs read the
+/// records before it. A closed database's log ends with its last record.
+#[test]
+fn synced_logs_with_zero_filled_space_open_in_strata_and_both_leveldbs() {
+    use strata::storage::Storage as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let fs = strata::FsStorage::new();
+    for (profile, options, peer) in [
+        ("google", Options::google(), "plyvel"),
+        ("bedrock", Options::bedrock(), "amulet"),
+    ] {
+        let dir = tmp.path().join(profile);
+        let mut create = options.clone();
+        create.create_if_missing = true;
+        let db = Db::open_path(dir.to_str().unwrap(), create).unwrap();
+        let sync = WriteOptions {
+            sync: true,
+            ..WriteOptions::default()
+        };
+        let mut model = Model::new();
+        let mut last_key = Vec::new();
+        for i in 0..300u32 {
+            let key = format!("key{i:05}").into_bytes();
+            // The last value spans sector boundaries, so a power cut can tear it.
+            let len = if i == 299 {
+                2000
+            } else {
+                200 + i as usize % 100
+            };
+            let value = vec![(i % 250 + 1) as u8; len];
+            db.put(&sync, &key, &value).unwrap();
+            model.insert(key.clone(), value);
+            last_key = key;
+        }
+        let log_name = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .find(|n| n.ends_with(".log"))
+            .expect("a log");
+        let log_size = |d: &std::path::Path| std::fs::metadata(d.join(&log_name)).unwrap().len();
+        // 300 records of about 270 bytes: past the first 64 KiB of zeros, so extended twice.
+        let open_size = log_size(&dir);
+        assert_eq!(
+            open_size % 32_768,
+            0,
+            "{profile}: zeros end on a block boundary"
+        );
+        assert!(open_size > 81_000, "{profile}: {open_size}");
+        let crash = tmp.path().join(format!("{profile}-crash"));
+        common::copy_dir(&dir, &crash);
+        let torn = tmp.path().join(format!("{profile}-torn"));
+        common::copy_dir(&dir, &torn);
+        drop(db);
+
+        // Closed: the log ends with its last record.
+        let closed = log_size(&dir);
+        let mut reader = strata::log::Reader::new(
+            fs.open_random(dir.join(&log_name).to_str().unwrap())
+                .unwrap(),
+            log_name.clone(),
+            true,
+            true,
+        );
+        let mut record = Vec::new();
+        let mut records = 0;
+        while reader.read_record(&mut record).unwrap() {
+            records += 1;
+        }
+        assert_eq!(records, 300, "{profile}");
+        assert_eq!(
+            reader.end_of_last_record(),
+            closed,
+            "{profile}: no zeros left"
+        );
+        let (last_offset, last_end) = (reader.last_record_offset(), reader.end_of_last_record());
+        assert!(closed < open_size, "{profile}");
+
+        // The crash image: the same records, then zeros to the block boundary.
+        let image = std::fs::read(crash.join(&log_name)).unwrap();
+        assert_eq!(image.len() as u64, open_size);
+        assert!(
+            image[closed as usize..].iter().all(|&b| b == 0),
+            "{profile}"
+        );
+        let peer_copy = tmp.path().join(format!("{profile}-crash-peer"));
+        common::copy_dir(&crash, &peer_copy);
+        assert_same(common::dump_with_peer(peer, &peer_copy), &model, peer);
+        let db = Db::open_path(crash.to_str().unwrap(), options.clone()).unwrap();
+        let info = db.recovery_info().clone();
+        assert!(info.dropped_tails.is_empty(), "{profile}: {info:?}");
+        assert_eq!(info.logs.len(), 1, "{profile}: {info:?}");
+        assert_eq!(info.logs[0].records, 300, "{profile}");
+        assert_same(entries(&db), &model, profile);
+        drop(db);
+
+        // The last record torn: its sectors up to the first boundary 30 bytes into its payload
+        // reached the disk, the rest of it reads as zeros, like the space after it.
+        let mut bytes = std::fs::read(torn.join(&log_name)).unwrap();
+        let kept = (last_offset + 7 + 30).div_ceil(512) * 512;
+        assert!(kept < last_end, "{profile}");
+        assert!(bytes[kept as usize - 1] != 0, "{profile}: a value byte");
+        bytes[kept as usize..last_end as usize].fill(0);
+        std::fs::write(torn.join(&log_name), &bytes).unwrap();
+        let mut shorter = model.clone();
+        shorter.remove(&last_key);
+        let peer_copy = tmp.path().join(format!("{profile}-torn-peer"));
+        common::copy_dir(&torn, &peer_copy);
+        assert_same(common::dump_with_peer(peer, &peer_copy), &shorter, peer);
+        let db = Db::open_path(torn.to_str().unwrap(), options.clone()).unwrap();
+        let info = db.recovery_info().clone();
+        assert_eq!(
+            info.dropped_tails,
+            vec![strata::db::DroppedTail {
+                file: log_name.clone(),
+                offset: last_offset,
+                bytes: kept - last_offset,
+            }],
+            "{profile}"
+        );
+        assert_eq!(info.logs[0].records, 299, "{profile}");
+        assert_same(entries(&db), &shorter, profile);
+    }
+}
+
+fn entries(db: &Db) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut it = db.iter(&ReadOptions::default());
+    it.seek_to_first();
+    let mut out = Vec::new();
+    while it.valid() {
+        out.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status().unwrap();
+    out
+}

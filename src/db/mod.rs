@@ -96,8 +96,9 @@ pub struct LogGap {
 }
 
 /// Bytes at the end of a log or MANIFEST that recovery did not use: a record cut by the end of
-/// the file (a torn write), a zero-filled tail, or damage that reads like either. LevelDB drops
-/// these silently; Strata reports them.
+/// the file (a torn write), or damage that reads like one. LevelDB drops these silently; Strata
+/// reports them. A log's trailing zeros are not counted: they are the space a synced log is
+/// extended with ahead of its records (`storage::fs`), and hold nothing that was written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DroppedTail {
     pub file: String,
@@ -150,7 +151,7 @@ impl RecoveryInfo {
         for t in &self.dropped_tails {
             out.push(format!(
                 "{}: {} bytes from offset {} were not used (a record cut by the end of the \
-                 file, or a zeroed or damaged tail)",
+                 file, or a damaged tail)",
                 t.file, t.bytes, t.offset
             ));
         }

@@ -141,7 +141,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         let size = file.size()?;
         // Strict: damage a crash cannot explain is an error, so a database never opens with
         // part of its log silently missing. `repair` salvages such a database.
-        let mut reader = log::Reader::new(file, name.clone(), true, true);
+        let mut reader = log::Reader::new(file.clone(), name.clone(), true, true);
         let mut records = 0u64;
         let mut first = true;
         while reader.read_record(&mut record)? {
@@ -192,11 +192,13 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             dropped_logs.push(number);
             continue;
         }
-        if size > reader.end_of_last_record() {
+        let unused = reader.end_of_last_record();
+        let torn_end = last_nonzero_end(&*file, unused, size)?;
+        if torn_end > unused {
             dropped_tails.push(super::DroppedTail {
                 file: name.clone(),
-                offset: reader.end_of_last_record(),
-                bytes: size - reader.end_of_last_record(),
+                offset: unused,
+                bytes: torn_end - unused,
             });
         }
         logs.push(ReplayedLog {
@@ -407,4 +409,29 @@ fn fresh_memtable(options: &Options) -> MemTable {
     } else {
         options.write_buffer_size
     })
+}
+
+/// The offset just past the last byte in `from..size` of `file` that is not zero (`from` if
+/// there is none): a log's unused tail without the zeros a synced log is extended with
+/// (`storage::fs`), which hold nothing that was written.
+fn last_nonzero_end(
+    file: &dyn crate::storage::RandomAccessFile,
+    from: u64,
+    size: u64,
+) -> Result<u64> {
+    let mut end = from;
+    let mut buf = vec![0u8; 64 << 10];
+    let mut at = from;
+    while at < size {
+        let want = ((size - at) as usize).min(buf.len());
+        let n = file.read_at(at, &mut buf[..want])?;
+        if n == 0 {
+            break;
+        }
+        if let Some(i) = buf[..n].iter().rposition(|&b| b != 0) {
+            end = at + i as u64 + 1;
+        }
+        at += n as u64;
+    }
+    Ok(end)
 }

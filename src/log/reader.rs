@@ -2,8 +2,10 @@
 //!
 //! Damage policy (what a crash can and cannot explain):
 //! - A record cut short by the end of the file is a torn write from a crash: it is dropped
-//!   silently, as are zero-filled (preallocated) block tails. (If the stored checksum matches
-//!   a shorter payload that is present, the length field is damaged instead: corruption.)
+//!   silently, as are zero-filled (preallocated) block tails and a record torn inside
+//!   preallocated space: its checksum fails, it reads as zeros from a sector boundary inside it
+//!   on, and only zeros follow it to the end of the file. (If the stored checksum matches a
+//!   shorter payload that is present, the length field is damaged instead: corruption.)
 //! - Anything else — a checksum mismatch, a length that runs past its block, an unknown type,
 //!   fragments out of order — cannot come from a crash of a correct writer. In `strict` mode
 //!   (recovery of a live database) it is a `Corruption` error naming the file and offset; in
@@ -16,6 +18,9 @@ use crate::error::{Error, Result};
 use crate::storage::RandomAccessFile;
 use crate::util::coding::decode_fixed32;
 use crate::util::crc;
+
+/// The smallest unit a disk writes whole: a write torn by a power cut loses whole sectors.
+const SECTOR: u64 = 512;
 
 enum Physical {
     /// A fragment at `start..start+len` of the block buffer.
@@ -124,6 +129,28 @@ impl Reader {
             }
         }
         false
+    }
+
+    /// Whether every byte from `from` in the current block to the end of the file is zero.
+    fn zeros_to_end(&self, from: usize) -> Result<bool> {
+        if self.block[from..].iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        let mut at = self.next_block;
+        let mut buf = vec![0u8; BLOCK_SIZE];
+        loop {
+            let n = self
+                .file
+                .read_at(at, &mut buf)
+                .map_err(|e| e.in_file(self.name.clone()))?;
+            if n == 0 {
+                return Ok(true);
+            }
+            if buf[..n].iter().any(|&b| b != 0) {
+                return Ok(false);
+            }
+            at += n as u64;
+        }
     }
 
     /// Reads the next logical record into `record`. `Ok(false)` at the end of the log.
@@ -276,9 +303,29 @@ impl Reader {
                     // The length itself may be damaged, so nothing after it in this block can
                     // be trusted.
                     let n = (self.block.len() - self.pos) as u64;
-                    self.pos = self.block.len();
                     if self.block[start - 7..end].iter().all(|&b| b == 0) {
+                        self.pos = self.block.len();
                         return Ok(Physical::Bad);
+                    }
+                    // A record torn by a crash inside zero-filled space (a synced log is
+                    // extended with zeros ahead of its records, `storage::fs`): the part of it
+                    // that did not reach the disk reads as zeros from a sector boundary on,
+                    // only zeros follow it to the end of the file, and its length is not what
+                    // is damaged. (A damaged record that ends the file with data is not torn.)
+                    let mut zeros_from = end;
+                    while zeros_from > start && self.block[zeros_from - 1] == 0 {
+                        zeros_from -= 1;
+                    }
+                    let sector = |i: usize| (self.block_start + i as u64).div_ceil(SECTOR);
+                    let torn = sector(zeros_from) * SECTOR < self.block_start + end as u64
+                        && self.zeros_to_end(end)?
+                        && !self.checksum_matches_a_shorter_payload(expected_crc, len);
+                    self.pos = self.block.len();
+                    if torn {
+                        self.block.clear();
+                        self.pos = 0;
+                        self.eof = true;
+                        return Ok(Physical::Eof);
                     }
                     self.report(n, header_offset, "checksum mismatch");
                     return Ok(Physical::Bad);

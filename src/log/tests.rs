@@ -125,6 +125,61 @@ fn zero_filled_tail_is_not_damage() {
     assert_eq!(read_back(&bytes, true).unwrap(), recs);
 }
 
+/// A record torn by a crash inside the zeros a synced log is extended with (`storage::fs`):
+/// part of it reached the disk, the rest reads as zeros to the end of the file. That is a torn
+/// write, dropped silently in strict mode, as a record cut by the end of the file is.
+#[test]
+fn a_record_torn_inside_zero_filled_space_is_a_torn_write() {
+    let recs = vec![
+        b"first record".to_vec(),
+        vec![0x5Au8; 3000],
+        vec![0x3Cu8; 40_000],
+    ];
+    let (_, bytes) = write_log(&recs);
+    let mut padded = bytes.clone();
+    padded.resize(4 * BLOCK_SIZE, 0);
+    assert_eq!(read_back(&padded, true).unwrap(), recs);
+
+    // The second record's last 1,000 bytes never reached the disk, nor the third record.
+    let second_end = 2 * HEADER_SIZE + recs[0].len() + recs[1].len();
+    let mut torn = padded.clone();
+    torn[second_end - 1000..].fill(0);
+    assert_eq!(read_back(&torn, true).unwrap(), recs[..1].to_vec());
+
+    // The third record's last fragment torn from a sector on: the fragments before it go
+    // with it.
+    let mut torn = padded.clone();
+    torn[(bytes.len() - 10) / 512 * 512..].fill(0);
+    assert_eq!(read_back(&torn, true).unwrap(), recs[..2].to_vec());
+
+    // Its last 10 bytes zeroed, no sector boundary among them: not a torn write.
+    let mut bad = padded.clone();
+    let cut = (bytes.len() - 10) / 512 * 512 + 512;
+    assert!(
+        cut >= bytes.len(),
+        "no sector boundary inside the last 10 bytes"
+    );
+    bad[bytes.len() - 10..bytes.len()].fill(0);
+    assert!(read_back(&bad, true).unwrap_err().is_corruption());
+
+    // Anything but zeros after the damaged record: corruption, as before.
+    let mut bad = padded.clone();
+    bad[second_end - 1000] ^= 1;
+    let err = read_back(&bad, true).unwrap_err();
+    assert!(err.is_corruption());
+    assert_eq!(err.offset(), Some((HEADER_SIZE + recs[0].len()) as u64));
+
+    // A damaged length with zeros after it is still corruption: the checksum matches the
+    // shorter payload that is present.
+    let mut bad = bytes[..second_end].to_vec();
+    bad.resize(2 * BLOCK_SIZE, 0);
+    let at = HEADER_SIZE + recs[0].len();
+    bad[at + 4..at + 6].copy_from_slice(&4000u16.to_le_bytes());
+    let err = read_back(&bad, true).unwrap_err();
+    assert!(err.is_corruption());
+    assert_eq!(err.offset(), Some(at as u64));
+}
+
 #[test]
 fn random_damage_never_panics() {
     let recs = sample_records();
