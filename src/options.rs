@@ -232,6 +232,12 @@ pub struct ReadOptions {
     /// exports, compactions. Entries still arrive in order; random seeks get no speculation.
     /// Default: false.
     pub readahead: bool,
+    /// Start readahead by itself once an iterator has read `AUTO_READAHEAD_BLOCKS`
+    /// consecutive data blocks of a table forward (table::readahead), and from a table's
+    /// first block when the file before it in its level was read that way: a scan gets its
+    /// blocks decoded ahead without asking, seeks and short reads never do. Native pools only
+    /// (a wasm host lends runs where it asks for readahead). Default: true.
+    pub auto_readahead: bool,
     /// With readahead in wasm: decode workers may hand back only the entries whose user key
     /// this filter keeps (the reader passes over the others unread), so less comes back into
     /// the engine. A hint: blocks the cursor decodes itself keep every entry. Default: none.
@@ -245,6 +251,7 @@ impl Default for ReadOptions {
             fill_cache: true,
             snapshot: None,
             readahead: false,
+            auto_readahead: true,
             lend_filter: None,
         }
     }

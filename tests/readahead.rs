@@ -93,6 +93,47 @@ fn scans_read_ahead_across_files_and_match_the_plain_iterator() {
     );
 }
 
+/// An iterator with the default options starts readahead by itself: each level's first file
+/// after its first `AUTO_READAHEAD_BLOCKS - 1` blocks, every later file of the level from its
+/// first block (the handoff its predecessor scheduled), with the plain iterator's figures.
+#[test]
+fn default_iterators_read_ahead_by_themselves_across_files() {
+    use strata::table::readahead::AUTO_READAHEAD_BLOCKS;
+    let db = build();
+    let version = db.version();
+    let files: Vec<_> = version.all_files().collect();
+    assert!(files.iter().all(|(level, _)| *level >= 1));
+    let levels: std::collections::BTreeSet<usize> = files.iter().map(|(l, _)| *l).collect();
+    let mut blocks = 0u64;
+    for (_, f) in &files {
+        let t = db.table_cache().table(f.number, f.file_size).unwrap();
+        let n = t.data_handles().unwrap().len() as u64;
+        assert!(n >= AUTO_READAHEAD_BLOCKS as u64, "{n} blocks");
+        blocks += n;
+    }
+    let off = ReadOptions {
+        auto_readahead: false,
+        ..ReadOptions::default()
+    };
+    let pool = db.table_cache().readahead().unwrap().clone();
+    let before = pool.stats();
+    let plain = figures(&db, &off);
+    assert_eq!(pool.stats(), before, "auto readahead off: no run");
+    let auto = figures(&db, &ReadOptions::default());
+    let after = pool.stats();
+    assert_eq!(auto, plain);
+    let cold = levels.len() as u64;
+    assert_eq!(
+        after.blocks_delivered - before.blocks_delivered,
+        blocks - cold * (AUTO_READAHEAD_BLOCKS as u64 - 1)
+    );
+    assert_eq!(
+        after.handoffs_adopted - before.handoffs_adopted,
+        files.len() as u64 - cold
+    );
+    assert_eq!(after.runs_cancelled, before.runs_cancelled);
+}
+
 #[test]
 fn scans_stopped_midway_cancel_their_handoffs_and_leave_the_pool_usable() {
     let db = build();

@@ -106,6 +106,9 @@ pub fn run_compaction(
         fill_cache: false,
         snapshot: None,
         readahead: false,
+        // A compaction's reads compete with the writers for the cores; LevelDB's run on its
+        // one background thread too.
+        auto_readahead: false,
         lend_filter: None,
     };
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();

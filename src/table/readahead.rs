@@ -56,6 +56,11 @@ use crate::util::sync_point::{signal_point, sync_point};
 pub const RUN_BYTES: u64 = 64 * 1024;
 /// Runs each iterator keeps scheduled ahead of its cursor.
 pub const MAX_RUNS_AHEAD: usize = 6;
+/// Consecutive data blocks a table iterator reads forward by itself before it goes on with
+/// readahead (`ReadOptions::auto_readahead`): a seek and a few steps never start it, a scan
+/// does within its first blocks (RocksDB's auto readahead starts at its second sequential
+/// read; blocks here are decoded, not only read, so a few more are allowed).
+pub const AUTO_READAHEAD_BLOCKS: usize = 4;
 
 /// Worker threads shared by a database's table iterators.
 pub struct ReadaheadPool {
@@ -201,6 +206,14 @@ impl ReadaheadPool {
             stats: Counters::default(),
             handoffs: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Whether the readahead of the file before `table` scheduled runs of it that a reader
+    /// with `filter` would adopt.
+    pub fn has_handoff(&self, table: &Arc<Table>, filter: Option<LendFilter>) -> bool {
+        lock(&self.shared.handoffs)
+            .iter()
+            .any(|h| Arc::ptr_eq(&h.table, table) && h.filter == filter)
     }
 
     /// Whether runs are lent to outside decoders.

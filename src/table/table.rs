@@ -12,7 +12,7 @@ use super::format::{
     check_handle, check_trailer, decode_block_slice, read_block, BlockHandle, Footer,
     BLOCK_TRAILER_SIZE, FOOTER_SIZE,
 };
-use super::readahead::{Readahead, ReadaheadPool, Successor};
+use super::readahead::{Readahead, ReadaheadPool, Successor, AUTO_READAHEAD_BLOCKS};
 use super::two_level_iterator::{InnerOpener, TwoLevelIterator};
 use crate::cache::Cache;
 use crate::error::{Error, Result};
@@ -386,27 +386,33 @@ impl Table {
         options: ReadOptions,
         successor: Option<Successor>,
     ) -> TableIterator {
-        let readahead = match (&self.settings.readahead, options.readahead) {
-            (Some(pool), true) => Some(Readahead::new(
-                pool.clone(),
-                self.clone(),
-                options.verify_checksums,
-                options.lend_filter,
-                successor,
-            )),
-            _ => None,
+        let mut opener = BlockOpener {
+            table: self.clone(),
+            options,
+            readahead: None,
+            auto: None,
         };
+        if let Some(pool) = &self.settings.readahead {
+            let o = &opener.options;
+            let auto = o.auto_readahead && !pool.is_external();
+            if o.readahead || (auto && pool.has_handoff(self, o.lend_filter)) {
+                opener.start_readahead(pool.clone(), successor);
+            } else if auto {
+                opener.auto = Some(AutoReadahead {
+                    pool: pool.clone(),
+                    successor,
+                    run: 0,
+                    next_offset: u64::MAX,
+                });
+            }
+        }
         TwoLevelIterator::new(
             AnnotatedBlockIter {
                 inner: self.index.iter(),
                 file: self.name.clone(),
                 offset: self.index_offset,
             },
-            BlockOpener {
-                table: self.clone(),
-                options,
-                readahead,
-            },
+            opener,
         )
     }
 
@@ -471,6 +477,30 @@ pub struct BlockOpener {
     table: Arc<Table>,
     options: ReadOptions,
     readahead: Option<Readahead>,
+    /// Watching for a forward run of blocks to start readahead (`ReadOptions::auto_readahead`).
+    auto: Option<AutoReadahead>,
+}
+
+/// A table iterator's count of consecutive blocks read forward, until readahead starts.
+struct AutoReadahead {
+    pool: Arc<ReadaheadPool>,
+    successor: Option<Successor>,
+    /// Consecutive blocks read forward so far.
+    run: usize,
+    /// Where the block after the last one read starts.
+    next_offset: u64,
+}
+
+impl BlockOpener {
+    fn start_readahead(&mut self, pool: Arc<ReadaheadPool>, successor: Option<Successor>) {
+        self.readahead = Some(Readahead::new(
+            pool,
+            self.table.clone(),
+            self.options.verify_checksums,
+            self.options.lend_filter,
+            successor,
+        ));
+    }
 }
 
 impl InnerOpener for BlockOpener {
@@ -479,6 +509,22 @@ impl InnerOpener for BlockOpener {
         let (handle, _) = BlockHandle::decode(index_value).ok_or_else(|| {
             Error::corruption("bad block handle in index block").in_file(self.table.name.clone())
         })?;
+        if let Some(auto) = &mut self.auto {
+            auto.run = if handle.offset == auto.next_offset {
+                auto.run + 1
+            } else {
+                1
+            };
+            auto.next_offset = handle
+                .offset
+                .saturating_add(handle.size)
+                .saturating_add(BLOCK_TRAILER_SIZE as u64);
+            if auto.run >= AUTO_READAHEAD_BLOCKS {
+                // Unreachable panic: `self.auto` just matched `Some`.
+                let auto = self.auto.take().expect("auto readahead");
+                self.start_readahead(auto.pool, auto.successor);
+            }
+        }
         let from_readahead = self.readahead.as_mut().and_then(|r| r.block(handle));
         let block = match from_readahead {
             Some(block) => block?,

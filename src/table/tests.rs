@@ -7,7 +7,7 @@ use super::block::Block;
 use super::block_builder::BlockBuilder;
 use super::compress_pool::CompressionPool;
 use super::readahead::ReadaheadPool;
-use super::table::TableSettings;
+use super::table::{TableIterator, TableSettings};
 use super::table_builder::{TableBuilder, TableBuilderOptions};
 use super::Table;
 use crate::cache::Cache;
@@ -313,6 +313,96 @@ fn compressed_blocks_follow_the_one_eighth_rule() {
         assert_eq!(id, 0);
         index.next();
     }
+}
+
+/// Default read options start readahead by themselves: a forward pass reads its first
+/// `AUTO_READAHEAD_BLOCKS - 1` blocks alone and gets every later one from a run; seeks with a
+/// step or two, backward passes, and options that turn it off never schedule a run.
+#[test]
+fn auto_readahead_starts_on_a_forward_run_of_blocks_only() {
+    use super::readahead::AUTO_READAHEAD_BLOCKS;
+    let mut rng = Random::new(17);
+    let pool = ReadaheadPool::new(2);
+    let entries = model(4000, 4242);
+    let (s, size) = build_table(&entries, CompressionType::Snappy, 1024);
+    let table = open_table_as(&s, "t.ldb", size, pool.clone());
+    let blocks = table.data_handles().unwrap().len() as u64;
+    assert!(blocks > 50, "{blocks} blocks");
+    let stats = || pool.as_ref().unwrap().stats();
+    let count = |it: &mut TableIterator, forward: bool| {
+        let mut n = 0;
+        while it.valid() {
+            n += 1;
+            if forward {
+                it.next()
+            } else {
+                it.prev()
+            }
+        }
+        it.status().unwrap();
+        n
+    };
+
+    // A forward pass with the default options.
+    let before = stats();
+    let mut it = table.iter(ReadOptions::default());
+    it.seek_to_first();
+    assert_eq!(count(&mut it, true), entries.len());
+    drop(it);
+    let after = stats();
+    assert_eq!(
+        after.blocks_delivered - before.blocks_delivered,
+        blocks - (AUTO_READAHEAD_BLOCKS as u64 - 1)
+    );
+    assert_eq!(after.runs_cancelled, before.runs_cancelled);
+
+    // Seeks followed by a few steps (at most two blocks each), a backward pass, and the
+    // forward pass with auto readahead off: no run.
+    let before = stats();
+    let mut it = table.iter(ReadOptions::default());
+    for _ in 0..500 {
+        let (k, _) = &entries[rng.uniform(entries.len() as u32) as usize];
+        it.seek(k);
+        for _ in 0..3 {
+            if it.valid() {
+                it.next();
+            }
+        }
+    }
+    it.status().unwrap();
+    it.seek_to_last();
+    assert_eq!(count(&mut it, false), entries.len());
+    let off = ReadOptions {
+        auto_readahead: false,
+        ..ReadOptions::default()
+    };
+    let mut it = table.iter(off);
+    it.seek_to_first();
+    assert_eq!(count(&mut it, true), entries.len());
+    assert_eq!(stats(), before);
+
+    // The same pass starting from a seek in the middle: readahead from its fourth block on,
+    // and the entries are the model's.
+    let mid = entries.len() / 2;
+    let before = stats();
+    let mut it = table.iter(ReadOptions::default());
+    it.seek(&entries[mid].0);
+    let mut got = Vec::new();
+    while it.valid() {
+        got.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status().unwrap();
+    assert_eq!(got, entries[mid..].to_vec());
+    let handles = table.data_handles().unwrap();
+    let mut index = table.index_iter();
+    index.seek(&entries[mid].0);
+    let (first, _) = super::format::BlockHandle::decode(index.value()).unwrap();
+    let from = handles.iter().position(|h| *h == first).unwrap() as u64;
+    assert_eq!(
+        stats().blocks_delivered - before.blocks_delivered,
+        blocks - from - (AUTO_READAHEAD_BLOCKS as u64 - 1)
+    );
 }
 
 #[test]

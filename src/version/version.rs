@@ -418,7 +418,7 @@ impl InnerOpener for TableOpener {
         let table = self.tables.table(f.number, f.file_size)?;
         // Readahead continues into the next file of the level (opened only when it gets there).
         let successor = match self.files.get(i + 1) {
-            Some(next) if self.options.readahead => {
+            Some(next) if self.options.readahead || self.options.auto_readahead => {
                 let (tables, number, size) = (self.tables.clone(), next.number, next.file_size);
                 Some(Box::new(move || tables.table(number, size).ok()) as Successor)
             }
