@@ -174,15 +174,7 @@ impl LookupKey {
     pub fn new(user_key: &[u8], sequence: SequenceNumber) -> Self {
         let ikey_len = user_key.len() + 8;
         let mut prefix = [0u8; 5];
-        let mut key_start = 0;
-        let mut v = ikey_len as u32;
-        while v >= 0x80 {
-            prefix[key_start] = (v as u8) | 0x80;
-            v >>= 7;
-            key_start += 1;
-        }
-        prefix[key_start] = v as u8;
-        key_start += 1;
+        let key_start = crate::util::coding::encode_varint32(&mut prefix, ikey_len as u32);
         let len = key_start + ikey_len;
         let mut k = LookupKey {
             inline: [0; LOOKUP_INLINE],

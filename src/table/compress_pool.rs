@@ -42,7 +42,8 @@ pub struct CompressedBlock {
 /// Compresses `raw` by LevelDB's rule: stored compressed only if that saves at least 1/8 of
 /// its size. `scratch` is a spare buffer to compress into. The result keeps at most the raw
 /// buffer as its spare (when the compressed bytes win), so a compressed block holds at most
-/// about twice its raw size until it is written.
+/// about twice its raw size until it is written. The stored block is never larger than `raw`
+/// (`TableBuilder::reached` relies on it).
 pub fn compress_block(kind: CompressionType, raw: Vec<u8>, scratch: Vec<u8>) -> CompressedBlock {
     if kind == CompressionType::None {
         return CompressedBlock {

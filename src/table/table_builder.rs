@@ -100,9 +100,6 @@ pub struct TableBuilder {
     pending_keys: usize,
     /// The run taking cut blocks until it reaches `RUN_BYTES` (with a pool), and its bytes.
     open_run: Option<(Arc<Job>, usize)>,
-    /// Raw bytes of the data blocks written so far (for `file_size`'s estimate).
-    written_raw: u64,
-    written_data: u64,
     /// Set after a data block is written, until the next key tells the separator to use.
     pending_index_entry: Option<BlockHandle>,
     /// Buffers of written blocks, for the next blocks.
@@ -131,8 +128,6 @@ impl TableBuilder {
             pending_raw: 0,
             pending_keys: 0,
             open_run: None,
-            written_raw: 0,
-            written_data: 0,
             pending_index_entry: None,
             spare: Vec::new(),
         }
@@ -251,9 +246,13 @@ impl TableBuilder {
             type_id,
             spare,
         } = compressed;
+        // `reached` bounds a block in flight by its raw size: `compress_block` stores the raw
+        // bytes whenever compressing would not save an eighth.
+        debug_assert!(
+            data.len() <= block.raw_len,
+            "a stored block outgrew its raw size"
+        );
         let handle = self.write_raw_block(&data, type_id)?;
-        self.written_raw += block.raw_len as u64;
-        self.written_data += data.len() as u64 + 5;
         self.recycle(data);
         self.recycle(spare);
         if let Some(f) = &mut self.filter {
@@ -311,20 +310,10 @@ impl TableBuilder {
         self.num_entries
     }
 
-    /// Bytes written so far (the table's size if finished now, less the tail), with the
-    /// blocks still in the pipeline counted at the compression ratio of those written (their
-    /// raw size before any is written). A function of the entries added, never of timing.
+    /// Bytes written so far (LevelDB's `FileSize()`): blocks still being compressed are not
+    /// counted. Where a compaction cuts, ask `reached`.
     pub fn file_size(&self) -> u64 {
-        let raw = self.pending_raw as u64;
-        if raw == 0 {
-            return self.offset;
-        }
-        let estimate = if self.written_raw == 0 {
-            raw
-        } else {
-            (raw as u128 * self.written_data as u128 / self.written_raw as u128) as u64
-        };
-        self.offset.saturating_add(estimate)
+        self.offset
     }
 
     /// Whether the table has reached `limit` bytes, as LevelDB's `FileSize() >= limit` says

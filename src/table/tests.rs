@@ -989,7 +989,8 @@ fn pooled_same_bytes() {
                 "{compression:?} x{threads} {demand}"
             );
             assert!(bytes == plain, "{compression:?} x{threads} {demand}");
-            // file_size (where a compaction cuts) depends on the entries alone.
+            // file_size (the bytes written) after each entry depends on the entries alone:
+            // blocks are written when the pipeline bound says, whenever compression finishes.
             assert_eq!(*sizes_seen.get_or_insert_with(|| sizes.clone()), sizes);
             let st = pool.stats();
             if demand {

@@ -33,6 +33,18 @@ pub fn put_varint32(dst: &mut Vec<u8>, v: u32) {
     put_varint64(dst, v as u64)
 }
 
+/// Writes `v` as a varint into `dst` (LevelDB's `EncodeVarint32`); returns its length (1 to 5).
+pub fn encode_varint32(dst: &mut [u8; 5], mut v: u32) -> usize {
+    let mut n = 0;
+    while v >= 0x80 {
+        dst[n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    dst[n] = v as u8;
+    n + 1
+}
+
 /// Appends `v` as a varint (1 to 10 bytes).
 pub fn put_varint64(dst: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
@@ -181,6 +193,9 @@ mod tests {
             assert_eq!(get_varint64(&buf), Some((v, buf.len())));
             if v <= u32::MAX as u64 {
                 assert_eq!(get_varint32(&buf), Some((v as u32, buf.len())));
+                let mut fixed = [0u8; 5];
+                let n = encode_varint32(&mut fixed, v as u32);
+                assert_eq!(&fixed[..n], &buf[..], "{v}");
             } else {
                 assert_eq!(get_varint32(&buf), None);
             }
