@@ -300,3 +300,68 @@ fn repair_keeps_every_intact_entry_of_a_damaged_table() {
         lost.len()
     );
 }
+
+/// What recovery reports of a log's unused tail: a tail of zeros alone is not reported (the
+/// space a synced log is extended with, `storage::fs`), and a record cut by the end of the
+/// file is counted to the cut even when its last bytes are zeros (a sequence number's high
+/// bytes here), since the file does not end on a block boundary.
+#[test]
+fn unused_log_tails_are_counted_to_the_cut_and_zeros_alone_are_not_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let d = dir.to_str().unwrap();
+    let db = Db::open_path(d, Options::google().create()).unwrap();
+    for i in 0..50u32 {
+        let key = format!("key{i:03}");
+        db.put(&WriteOptions::default(), key.as_bytes(), b"a value")
+            .unwrap();
+    }
+    drop(db);
+    let log = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.ends_with(".log"))
+        .unwrap();
+    let path = dir.join(&log);
+    let bytes = std::fs::read(&path).unwrap();
+    let fs = strata::FsStorage::new();
+    let mut reader = strata::log::Reader::new(
+        fs.open_random(path.to_str().unwrap()).unwrap(),
+        log.clone(),
+        true,
+        true,
+    );
+    let mut record = Vec::new();
+    let mut records = 0;
+    while reader.read_record(&mut record).unwrap() {
+        records += 1;
+    }
+    let last = reader.last_record_offset();
+    assert_eq!(reader.end_of_last_record(), bytes.len() as u64);
+
+    // Zeros after the last record (not to a block boundary): nothing reported.
+    let mut zeros = bytes.clone();
+    zeros.resize(bytes.len() + 5000, 0);
+    std::fs::write(&path, &zeros).unwrap();
+    let db = Db::open_path(d, Options::google().read_only()).unwrap();
+    assert!(db.recovery_info().is_clean(), "{:?}", db.recovery_info());
+    assert_eq!(db.recovery_info().logs[0].records, records);
+    drop(db);
+
+    // The last record cut 8 bytes into its payload: the sequence number's last bytes are zero.
+    let cut = last as usize + 7 + 8;
+    assert_eq!(bytes[cut - 1], 0);
+    assert_ne!(cut % 32_768, 0);
+    std::fs::write(&path, &bytes[..cut]).unwrap();
+    let db = Db::open_path(d, Options::google().read_only()).unwrap();
+    let info = db.recovery_info();
+    assert_eq!(
+        info.dropped_tails,
+        vec![strata::db::DroppedTail {
+            file: log.clone(),
+            offset: last,
+            bytes: 15,
+        }]
+    );
+    assert_eq!(info.logs[0].records, records - 1);
+}

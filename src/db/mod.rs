@@ -97,8 +97,9 @@ pub struct LogGap {
 
 /// Bytes at the end of a log or MANIFEST that recovery did not use: a record cut by the end of
 /// the file (a torn write), or damage that reads like one. LevelDB drops these silently; Strata
-/// reports them. A log's trailing zeros are not counted: they are the space a synced log is
-/// extended with ahead of its records (`storage::fs`), and hold nothing that was written.
+/// reports them. A log's trailing zeros up to a block boundary are not counted (nor reported
+/// when they are the whole tail): they are the space a synced log is extended with ahead of its
+/// records (`storage::fs`), and hold nothing that was written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DroppedTail {
     pub file: String,

@@ -193,7 +193,14 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             continue;
         }
         let unused = reader.end_of_last_record();
-        let torn_end = last_nonzero_end(&*file, unused, size)?;
+        let mut torn_end = size;
+        if size > unused {
+            // Zeros to a block boundary are the space a synced log was extended with.
+            let data_end = last_nonzero_end(&*file, unused, size)?;
+            if data_end == unused || size % log::BLOCK_SIZE as u64 == 0 {
+                torn_end = data_end;
+            }
+        }
         if torn_end > unused {
             dropped_tails.push(super::DroppedTail {
                 file: name.clone(),
@@ -412,8 +419,9 @@ fn fresh_memtable(options: &Options) -> MemTable {
 }
 
 /// The offset just past the last byte in `from..size` of `file` that is not zero (`from` if
-/// there is none): a log's unused tail without the zeros a synced log is extended with
-/// (`storage::fs`), which hold nothing that was written.
+/// there is none). A log's unused tail is counted to there when the zeros after it are the
+/// space a synced log is extended with (`storage::fs`: they end on a block boundary), which
+/// holds nothing that was written; a tail of zeros alone is not reported.
 fn last_nonzero_end(
     file: &dyn crate::storage::RandomAccessFile,
     from: u64,
