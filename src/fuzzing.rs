@@ -158,8 +158,13 @@ pub fn log(data: &[u8]) -> Result<u64> {
     // A record takes at least its 7-byte header.
     let bound = data.len() as u64 / 7 + 2;
     let mut strict_result = Ok(0);
-    for strict in [false, true] {
+    // Skip mode, strict mode as a log is replayed (ending at holes when the file ends on a
+    // block boundary), strict mode as a MANIFEST is read.
+    for (strict, holes) in [(false, false), (true, true), (true, false)] {
         let mut reader = Reader::new(file.clone(), "000001.log", true, strict);
+        if holes {
+            reader = reader.ending_at_holes();
+        }
         let mut record = Vec::new();
         let mut n = 0u64;
         let r = loop {

@@ -141,7 +141,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         let size = file.size()?;
         // Strict: damage a crash cannot explain is an error, so a database never opens with
         // part of its log silently missing. `repair` salvages such a database.
-        let mut reader = log::Reader::new(file.clone(), name.clone(), true, true);
+        let mut reader = log::Reader::new(file.clone(), name.clone(), true, true).ending_at_holes();
         let mut records = 0u64;
         let mut first = true;
         while reader.read_record(&mut record)? {

@@ -140,7 +140,7 @@ impl DbInner {
             // Older logs first: a synced write must not survive a crash that loses earlier
             // acknowledged writes (recovery would then stop at the gap and drop it).
             for i in 0..st.unsynced_logs.len() {
-                if let Err(e) = st.unsynced_logs[i].1.sync() {
+                if let Err(e) = st.unsynced_logs[i].1.sync_final() {
                     st.bg_error.get_or_insert_with(|| e.clone());
                     return Err(e);
                 }

@@ -2,10 +2,10 @@
 //!
 //! Damage policy (what a crash can and cannot explain):
 //! - A record cut short by the end of the file is a torn write from a crash: it is dropped
-//!   silently, as are zero-filled (preallocated) block tails and a record torn inside
-//!   preallocated space: its checksum fails, it reads as zeros from a sector boundary inside it
-//!   on, and only zeros follow it to the end of the file. (If the stored checksum matches a
-//!   shorter payload that is present, the length field is damaged instead: corruption.)
+//!   silently, as are zero-filled (preallocated) block tails. (If the stored checksum matches
+//!   a shorter payload that is present, the length field is damaged instead: corruption.)
+//! - In a log a synced writer extended with zeros (`Reader::ending_at_holes`), a hole a power
+//!   cut left (a record with a lost sector, zero-filled space with data after it) ends the log.
 //! - Anything else — a checksum mismatch, a length that runs past its block, an unknown type,
 //!   fragments out of order — cannot come from a crash of a correct writer. In `strict` mode
 //!   (recovery of a live database) it is a `Corruption` error naming the file and offset; in
@@ -50,6 +50,8 @@ pub struct Reader {
     dropped_records: u64,
     last_record_offset: u64,
     end_of_last_record: u64,
+    /// A log that may have been extended with zeros ends at its first hole (`ending_at_holes`).
+    ends_at_holes: bool,
 }
 
 impl Reader {
@@ -75,7 +77,47 @@ impl Reader {
             dropped_records: 0,
             last_record_offset: 0,
             end_of_last_record: 0,
+            ends_at_holes: false,
         }
+    }
+
+    /// For a write-ahead log that a synced writer may have extended with zeros ahead of its
+    /// records (`storage::fs`; such a file ends on a block boundary, and only then does this
+    /// apply). Overwriting those zeros commits no size, so a power cut can keep any subset of
+    /// the sectors written since the last sync: a record with a sector of zeros where its data
+    /// should be, or zero-filled space with data after it. Either is where the log ends: what
+    /// follows is dropped (recovery reports it) and the replay stays a prefix of the history.
+    /// Synced records are never in such a hole. Damage without lost sectors is still damage,
+    /// as in every other file (a MANIFEST, a log that was never extended).
+    pub fn ending_at_holes(mut self) -> Self {
+        self.ends_at_holes = self
+            .file
+            .size()
+            .is_ok_and(|size| size > 0 && size % BLOCK_SIZE as u64 == 0);
+        self
+    }
+
+    /// Ends the log at a hole (`ending_at_holes`).
+    fn end_at_hole(&mut self) {
+        self.block.clear();
+        self.pos = 0;
+        self.eof = true;
+    }
+
+    /// Whether the record from file offset `header` to `end` (an offset in the block) holds a
+    /// lost sector: zeros from a sector boundary inside it to the sector's end or the record's.
+    fn lost_sector_in(&self, header: u64, end: usize) -> bool {
+        let end_offset = self.block_start + end as u64;
+        let mut boundary = header.div_ceil(SECTOR) * SECTOR;
+        while boundary < end_offset {
+            let from = (boundary - self.block_start) as usize;
+            let to = (boundary + SECTOR).min(end_offset) - self.block_start;
+            if self.block[from..to as usize].iter().all(|&b| b == 0) {
+                return true;
+            }
+            boundary += SECTOR;
+        }
+        false
     }
 
     /// File offset just past the last record returned (0 before the first): whatever lies
@@ -129,28 +171,6 @@ impl Reader {
             }
         }
         false
-    }
-
-    /// Whether every byte from `from` in the current block to the end of the file is zero.
-    fn zeros_to_end(&self, from: usize) -> Result<bool> {
-        if self.block[from..].iter().any(|&b| b != 0) {
-            return Ok(false);
-        }
-        let mut at = self.next_block;
-        let mut buf = vec![0u8; BLOCK_SIZE];
-        loop {
-            let n = self
-                .file
-                .read_at(at, &mut buf)
-                .map_err(|e| e.in_file(self.name.clone()))?;
-            if n == 0 {
-                return Ok(true);
-            }
-            if buf[..n].iter().any(|&b| b != 0) {
-                return Ok(false);
-            }
-            at += n as u64;
-        }
     }
 
     /// Reads the next logical record into `record`. `Ok(false)` at the end of the log.
@@ -271,7 +291,14 @@ impl Reader {
             // Where the block would end if the file were complete.
             let block_room = BLOCK_SIZE - self.pos - HEADER_SIZE;
             if type_byte == RecordType::Zero as u8 && len == 0 && expected_crc == 0 {
-                // Preallocated / zero-filled space: skip the rest of the block.
+                // Preallocated / zero-filled space: skip the rest of the block. In a log
+                // extended with zeros (`ending_at_holes`), data after it would be past a hole
+                // a power cut left: the replay ends here.
+                if self.ends_at_holes {
+                    // Only zeros after it, or a hole: either way the log ends here.
+                    self.end_at_hole();
+                    return Ok(Physical::Eof);
+                }
                 self.pos = self.block.len();
                 return Ok(Physical::Bad);
             }
@@ -307,26 +334,16 @@ impl Reader {
                         self.pos = self.block.len();
                         return Ok(Physical::Bad);
                     }
-                    // A record torn by a crash inside zero-filled space (a synced log is
-                    // extended with zeros ahead of its records, `storage::fs`): the part of it
-                    // that did not reach the disk reads as zeros from a sector boundary on,
-                    // only zeros follow it to the end of the file, and its length is not what
-                    // is damaged. (A damaged record that ends the file with data is not torn.)
-                    let mut zeros_from = end;
-                    while zeros_from > start && self.block[zeros_from - 1] == 0 {
-                        zeros_from -= 1;
-                    }
-                    let sector = |i: usize| (self.block_start + i as u64).div_ceil(SECTOR);
-                    let torn = sector(zeros_from) * SECTOR < self.block_start + end as u64
-                        && self.zeros_to_end(end)?
-                        && !self.checksum_matches_a_shorter_payload(expected_crc, len);
-                    self.pos = self.block.len();
-                    if torn {
-                        self.block.clear();
-                        self.pos = 0;
-                        self.eof = true;
+                    // A power cut's hole in a log extended with zeros (`ending_at_holes`):
+                    // the replay ends here, so recovery stays a prefix.
+                    if self.ends_at_holes
+                        && self.lost_sector_in(header_offset, end)
+                        && !self.checksum_matches_a_shorter_payload(expected_crc, len)
+                    {
+                        self.end_at_hole();
                         return Ok(Physical::Eof);
                     }
+                    self.pos = self.block.len();
                     self.report(n, header_offset, "checksum mismatch");
                     return Ok(Physical::Bad);
                 }

@@ -81,4 +81,9 @@ impl Writer {
     pub fn sync(&mut self) -> Result<()> {
         self.dest.sync()
     }
+
+    /// Syncs a log that takes no more records (`WritableFile::sync_final`).
+    pub fn sync_final(&mut self) -> Result<()> {
+        self.dest.sync_final()
+    }
 }

@@ -244,7 +244,9 @@ impl FsWriter {
         let file = self.file.get_ref();
         let mut at = self.len;
         while at < end {
-            let n = (end - at).min(ZEROS.len() as u64) as usize;
+            // Every write ends on a block boundary, so the file does wherever a crash stops
+            // them (a peer appending after the zeros starts a fresh block).
+            let n = (end - at).min(ZEROS.len() as u64 - at % block) as usize;
             if file.write_all_at(&ZEROS[..n], at).is_err() {
                 // No room, say: give the zeros back and go on without them.
                 let _ = file.set_len(self.len);
@@ -303,6 +305,18 @@ impl WritableFile for FsWriter {
         self.flush()?;
         #[cfg(unix)]
         self.extend_prefill();
+        self.sync_written()
+    }
+
+    fn sync_final(&mut self) -> Result<()> {
+        self.flush()?;
+        self.sync_written()
+    }
+}
+
+impl FsWriter {
+    /// `fdatasync`s what was handed to the file.
+    fn sync_written(&mut self) -> Result<()> {
         self.file
             .get_ref()
             .sync_data()

@@ -50,6 +50,11 @@ pub trait WritableFile: Send {
     fn flush(&mut self) -> Result<()>;
     /// Makes every appended byte durable.
     fn sync(&mut self) -> Result<()>;
+    /// `sync` for a file that takes no more appends (a retired log): nothing is prepared for
+    /// appends to come (`storage::fs` extends a synced log with zeros at `sync`).
+    fn sync_final(&mut self) -> Result<()> {
+        self.sync()
+    }
 }
 
 /// A held lock; dropping it releases the lock.

@@ -152,10 +152,20 @@ impl Table {
     }
 
     pub fn block_at(&self, handle: BlockHandle, options: &ReadOptions) -> Result<Arc<Block>> {
+        Ok(self.block_at_counted(handle, options)?.0)
+    }
+
+    /// `block_at`, and whether the block was decoded for this read: not a cache hit, not
+    /// borrowed from the file's map (what auto readahead counts).
+    pub fn block_at_counted(
+        &self,
+        handle: BlockHandle,
+        options: &ReadOptions,
+    ) -> Result<(Arc<Block>, bool)> {
         let key = (self.cache_id, handle.offset);
         if let Some(cache) = &self.settings.block_cache {
             if let Some(b) = cache.get(&key) {
-                return Ok(b);
+                return Ok((b, false));
             }
         }
         // Reads that fill the cache are point reads and user iterators: they use the file's
@@ -166,12 +176,13 @@ impl Table {
         // costs less than a cache entry's insert and eviction (3B random reads without
         // compression, 1 M: 2.6-2.7 us/op uncached, 2.95 cached), and a cached borrow would
         // keep its table mapped (and, once compacted away, its disk space) while cached.
-        if options.fill_cache && !block.is_mapped() {
+        let decoded = !block.is_mapped();
+        if options.fill_cache && decoded {
             if let Some(cache) = &self.settings.block_cache {
                 cache.insert(key, block.clone(), block.charge());
             }
         }
-        Ok(block)
+        Ok((block, decoded))
     }
 
     /// Reads and decodes one block without the cache: `(block, compression id)`.
@@ -394,16 +405,24 @@ impl Table {
         };
         if let Some(pool) = &self.settings.readahead {
             let o = &opener.options;
-            let auto = o.auto_readahead && !pool.is_external();
-            if o.readahead || (auto && pool.has_handoff(self, o.lend_filter)) {
+            if o.readahead {
                 opener.start_readahead(pool.clone(), successor);
-            } else if auto {
+            } else if o.auto_readahead && !pool.is_external() {
+                // Runs the level's previous file handed to this one are adopted now, before
+                // that file's iterator is dropped (which cancels them); they are kept only if
+                // the first block read is the table's first (`BlockOpener::open`).
+                let handed = pool.has_handoff(self, o.lend_filter);
                 opener.auto = Some(AutoReadahead {
                     pool: pool.clone(),
-                    successor,
+                    successor: None,
                     run: 0,
-                    next_offset: u64::MAX,
+                    next_offset: None,
                 });
+                if handed {
+                    opener.start_readahead(pool.clone(), successor);
+                } else if let Some(auto) = &mut opener.auto {
+                    auto.successor = successor;
+                }
             }
         }
         TwoLevelIterator::new(
@@ -481,14 +500,20 @@ pub struct BlockOpener {
     auto: Option<AutoReadahead>,
 }
 
-/// A table iterator's count of consecutive blocks read forward, until readahead starts.
+/// Auto readahead (`ReadOptions::auto_readahead`): a table iterator counts the consecutive
+/// blocks it decodes itself going forward and starts readahead at `AUTO_READAHEAD_BLOCKS`;
+/// a jump (a seek elsewhere, a step back) ends the readahead and the count starts over. Blocks
+/// from the cache or borrowed from the file's map cost nothing to decode and do not count.
+/// A table whose level's previous file handed it runs (a scan crossing files) reads ahead from
+/// its first block; a seek into it elsewhere drops them.
 struct AutoReadahead {
     pool: Arc<ReadaheadPool>,
+    /// The level's next file, for the readahead to hand runs to (given once).
     successor: Option<Successor>,
-    /// Consecutive blocks read forward so far.
+    /// Consecutive blocks decoded going forward.
     run: usize,
-    /// Where the block after the last one read starts.
-    next_offset: u64,
+    /// Where the block after the last one opened starts (none before the first).
+    next_offset: Option<u64>,
 }
 
 impl BlockOpener {
@@ -509,26 +534,50 @@ impl InnerOpener for BlockOpener {
         let (handle, _) = BlockHandle::decode(index_value).ok_or_else(|| {
             Error::corruption("bad block handle in index block").in_file(self.table.name.clone())
         })?;
+        let mut counting = false;
         if let Some(auto) = &mut self.auto {
-            auto.run = if handle.offset == auto.next_offset {
-                auto.run + 1
+            let first = auto.next_offset.is_none();
+            let forward = auto.next_offset == Some(handle.offset);
+            auto.next_offset = Some(
+                handle
+                    .offset
+                    .saturating_add(handle.size)
+                    .saturating_add(BLOCK_TRAILER_SIZE as u64),
+            );
+            if self.readahead.is_some() {
+                // Going on: the next block, or the table's first after adopting a handoff.
+                let keep = if first { handle.offset == 0 } else { forward };
+                if !keep {
+                    // A jump ends the scan: its runs are cancelled, the count starts again.
+                    self.readahead = None;
+                    auto.run = 0;
+                    counting = true;
+                }
             } else {
-                1
-            };
-            auto.next_offset = handle
-                .offset
-                .saturating_add(handle.size)
-                .saturating_add(BLOCK_TRAILER_SIZE as u64);
-            if auto.run >= AUTO_READAHEAD_BLOCKS {
-                // Unreachable panic: `self.auto` just matched `Some`.
-                let auto = self.auto.take().expect("auto readahead");
-                self.start_readahead(auto.pool, auto.successor);
+                if !forward {
+                    auto.run = 0;
+                }
+                counting = true;
             }
         }
         let from_readahead = self.readahead.as_mut().and_then(|r| r.block(handle));
         let block = match from_readahead {
             Some(block) => block?,
-            None => self.table.block_at(handle, &self.options)?,
+            None => {
+                let (block, decoded) = self.table.block_at_counted(handle, &self.options)?;
+                if counting {
+                    if let Some(auto) = &mut self.auto {
+                        auto.run = if decoded { auto.run + 1 } else { 0 };
+                        if auto.run >= AUTO_READAHEAD_BLOCKS - 1 {
+                            // From the next block on.
+                            let pool = auto.pool.clone();
+                            let successor = auto.successor.take();
+                            self.start_readahead(pool, successor);
+                        }
+                    }
+                }
+                block
+            }
         };
         let offset = handle.offset;
         Ok(AnnotatedBlockIter {

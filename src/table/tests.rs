@@ -315,12 +315,14 @@ fn compressed_blocks_follow_the_one_eighth_rule() {
     }
 }
 
-/// Default read options start readahead by themselves: a forward pass reads its first
+/// Default read options start readahead by themselves: a forward pass decodes its first
 /// `AUTO_READAHEAD_BLOCKS - 1` blocks alone and gets every later one from a run; seeks with a
-/// step or two, backward passes, and options that turn it off never schedule a run.
+/// step or two, backward passes, and options that turn it off never schedule a run; a jump
+/// ends a started readahead; cached blocks do not count toward starting one.
 #[test]
-fn auto_readahead_starts_on_a_forward_run_of_blocks_only() {
+fn auto_readahead_starts_on_a_forward_run_of_decoded_blocks_only() {
     use super::readahead::AUTO_READAHEAD_BLOCKS;
+    const ALONE: u64 = AUTO_READAHEAD_BLOCKS as u64 - 1;
     let mut rng = Random::new(17);
     let pool = ReadaheadPool::new(2);
     let entries = model(4000, 4242);
@@ -342,24 +344,29 @@ fn auto_readahead_starts_on_a_forward_run_of_blocks_only() {
         it.status().unwrap();
         n
     };
+    // The default options but the cache, so that every block read is decoded.
+    let uncached = ReadOptions {
+        fill_cache: false,
+        ..ReadOptions::default()
+    };
 
-    // A forward pass with the default options.
+    // A forward pass.
     let before = stats();
-    let mut it = table.iter(ReadOptions::default());
+    let mut it = table.iter(uncached.clone());
     it.seek_to_first();
     assert_eq!(count(&mut it, true), entries.len());
     drop(it);
     let after = stats();
     assert_eq!(
         after.blocks_delivered - before.blocks_delivered,
-        blocks - (AUTO_READAHEAD_BLOCKS as u64 - 1)
+        blocks - ALONE
     );
     assert_eq!(after.runs_cancelled, before.runs_cancelled);
 
     // Seeks followed by a few steps (at most two blocks each), a backward pass, and the
     // forward pass with auto readahead off: no run.
     let before = stats();
-    let mut it = table.iter(ReadOptions::default());
+    let mut it = table.iter(uncached.clone());
     for _ in 0..500 {
         let (k, _) = &entries[rng.uniform(entries.len() as u32) as usize];
         it.seek(k);
@@ -374,18 +381,18 @@ fn auto_readahead_starts_on_a_forward_run_of_blocks_only() {
     assert_eq!(count(&mut it, false), entries.len());
     let off = ReadOptions {
         auto_readahead: false,
-        ..ReadOptions::default()
+        ..uncached.clone()
     };
     let mut it = table.iter(off);
     it.seek_to_first();
     assert_eq!(count(&mut it, true), entries.len());
     assert_eq!(stats(), before);
 
-    // The same pass starting from a seek in the middle: readahead from its fourth block on,
-    // and the entries are the model's.
+    // A pass from a seek in the middle: readahead from its fourth block on, the model's
+    // entries.
     let mid = entries.len() / 2;
     let before = stats();
-    let mut it = table.iter(ReadOptions::default());
+    let mut it = table.iter(uncached.clone());
     it.seek(&entries[mid].0);
     let mut got = Vec::new();
     while it.valid() {
@@ -395,13 +402,58 @@ fn auto_readahead_starts_on_a_forward_run_of_blocks_only() {
     it.status().unwrap();
     assert_eq!(got, entries[mid..].to_vec());
     let handles = table.data_handles().unwrap();
-    let mut index = table.index_iter();
-    index.seek(&entries[mid].0);
-    let (first, _) = super::format::BlockHandle::decode(index.value()).unwrap();
-    let from = handles.iter().position(|h| *h == first).unwrap() as u64;
+    let block_of = |key: &[u8]| {
+        let mut index = table.index_iter();
+        index.seek(key);
+        let (h, _) = super::format::BlockHandle::decode(index.value()).unwrap();
+        handles.iter().position(|x| *x == h).unwrap()
+    };
+    let from = block_of(&entries[mid].0) as u64;
     assert_eq!(
         stats().blocks_delivered - before.blocks_delivered,
-        blocks - from - (AUTO_READAHEAD_BLOCKS as u64 - 1)
+        blocks - from - ALONE
+    );
+
+    // A jump ends a started readahead: half a pass, then seeks going backward (never to the
+    // block after the last one read) with a step each schedule nothing more.
+    let mut it = table.iter(uncached.clone());
+    it.seek_to_first();
+    for _ in 0..entries.len() / 2 {
+        it.next();
+    }
+    let started = stats();
+    assert!(started.runs_scheduled > before.runs_scheduled);
+    let mut i = entries.len() / 2;
+    let mut last_block = usize::MAX;
+    while i >= 200 {
+        i -= 200;
+        let b = block_of(&entries[i].0);
+        assert!(b < last_block, "seeks go back");
+        last_block = b;
+        it.seek(&entries[i].0);
+        it.next();
+        assert_eq!(it.key(), &entries[i + 1].0[..]);
+    }
+    it.status().unwrap();
+    drop(it);
+    assert_eq!(stats().runs_scheduled, started.runs_scheduled);
+
+    // Cached blocks cost no decoding and do not count: a pass with the cache filled keeps its
+    // first blocks there (the ones it read alone); the next pass starts readahead three
+    // decoded blocks after them.
+    let cached = ReadOptions::default();
+    let mut it = table.iter(cached.clone());
+    it.seek_to_first();
+    assert_eq!(count(&mut it, true), entries.len());
+    drop(it);
+    let before = stats();
+    let mut it = table.iter(cached);
+    it.seek_to_first();
+    assert_eq!(count(&mut it, true), entries.len());
+    drop(it);
+    assert_eq!(
+        stats().blocks_delivered - before.blocks_delivered,
+        blocks - 2 * ALONE
     );
 }
 
