@@ -365,3 +365,142 @@ fn unused_log_tails_are_counted_to_the_cut_and_zeros_alone_are_not_reported() {
     );
     assert_eq!(info.logs[0].records, records - 1);
 }
+
+/// Where each record of a log starts and ends.
+struct Records {
+    starts: Vec<u64>,
+    ends: Vec<u64>,
+}
+
+/// A crash image of a log with synced writes: the log's records (200 puts, one each),
+/// then the zeros it was extended with up to a block boundary. Returns the image's folder,
+/// the log's name, its records, and the sequence after the last.
+fn synced_crash_image(
+    tmp: &std::path::Path,
+    name: &str,
+) -> (std::path::PathBuf, String, Records, u64) {
+    let dir = tmp.join(format!("{name}-live"));
+    let db = Db::open_path(dir.to_str().unwrap(), Options::google().create()).unwrap();
+    let sync = WriteOptions {
+        sync: true,
+        ..WriteOptions::default()
+    };
+    for i in 0..200u32 {
+        let value = vec![b'a' + (i % 26) as u8; 300];
+        db.put(&sync, format!("key{i:04}").as_bytes(), &value)
+            .unwrap();
+    }
+    let image = tmp.join(name);
+    common::copy_dir(&dir, &image);
+    drop(db);
+    let log = std::fs::read_dir(&image)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.ends_with(".log"))
+        .unwrap();
+    let fs = strata::FsStorage::new();
+    let mut reader = strata::log::Reader::new(
+        fs.open_random(image.join(&log).to_str().unwrap()).unwrap(),
+        log.clone(),
+        true,
+        true,
+    );
+    let mut record = Vec::new();
+    let mut records = Records {
+        starts: Vec::new(),
+        ends: Vec::new(),
+    };
+    let mut next = 0;
+    while reader.read_record(&mut record).unwrap() {
+        records.starts.push(reader.last_record_offset());
+        records.ends.push(reader.end_of_last_record());
+        let b = WriteBatch::from_contents(record.clone()).unwrap();
+        next = b.sequence() + b.count() as u64;
+    }
+    assert_eq!(records.starts.len(), 200, "one record per put");
+    (image, log, records, next)
+}
+
+/// Recovery of a log with holes a power cut left in its zeros: the replay ends at the first
+/// hole (a prefix), the rest is reported as the log's dropped tail; records a peer appended
+/// after the zeros (LevelDB's `reuse_logs`) are replayed when they continue the history, and
+/// end the log when they do not.
+#[test]
+fn recovery_ends_a_log_at_a_power_cut_hole_and_takes_a_peers_append() {
+    let tmp = tempfile::tempdir().unwrap();
+    let count = |dir: &std::path::Path| {
+        let db = Db::open_path(dir.to_str().unwrap(), Options::google().read_only()).unwrap();
+        let mut it = db.iter(&ReadOptions::default());
+        it.seek_to_first();
+        let mut n = 0;
+        while it.valid() {
+            n += 1;
+            it.next();
+        }
+        (n, db.recovery_info().clone())
+    };
+
+    // A whole sector lost in the middle of the records (record 100 on).
+    let (image, log, records, _) = synced_crash_image(tmp.path(), "hole");
+    let path = image.join(&log);
+    let mut bytes = std::fs::read(&path).unwrap();
+    assert_eq!(bytes.len() % 32_768, 0);
+    let end = *records.ends.last().unwrap();
+    assert!(bytes[end as usize..].iter().all(|&b| b == 0));
+    let lost = (records.starts[101] as usize + 10).div_ceil(512) * 512;
+    bytes[lost..lost + 512].fill(0);
+    std::fs::write(&path, &bytes).unwrap();
+    let (n, info) = count(&image);
+    // The record holding the lost sector's start; the puts before it survive.
+    let hit = records.ends.iter().position(|&e| e > lost as u64).unwrap();
+    assert!(hit >= 101);
+    assert_eq!(n, hit, "the puts before the damaged record");
+    assert_eq!(info.logs[0].records, hit as u64);
+    assert_eq!(
+        info.dropped_tails,
+        vec![strata::db::DroppedTail {
+            file: log.clone(),
+            offset: records.ends[hit - 1],
+            bytes: end - records.ends[hit - 1],
+        }]
+    );
+
+    // A peer's append after the zeros, continuing the history: replayed.
+    let append = |image: &std::path::Path, sequence: u64| {
+        let path = image.join(&log);
+        let size = std::fs::metadata(&path).unwrap().len();
+        let fs = strata::FsStorage::new();
+        let mut w =
+            strata::log::Writer::with_length(fs.append(path.to_str().unwrap()).unwrap(), size);
+        let mut b = WriteBatch::new();
+        b.put(b"peer key", b"peer value");
+        b.set_sequence(sequence);
+        w.add_record(b.contents()).unwrap();
+        w.sync().unwrap();
+        drop(w);
+        // Zeros after it to a block boundary, as Strata's writer leaves them (a log a synced
+        // writer extended): the case where a record after zeros may lie past a hole.
+        let size = std::fs::metadata(&path).unwrap().len();
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(size.div_ceil(32_768) * 32_768).unwrap();
+    };
+    let (image, _, _, next) = synced_crash_image(tmp.path(), "append");
+    append(&image, next);
+    let (n, info) = count(&image);
+    assert_eq!(n, 201);
+    assert!(info.is_clean(), "{info:?}");
+    assert_eq!(info.logs[0].records, 201);
+
+    // Records after the zeros that skip sequences lie past a hole: not replayed, reported.
+    let (image, _, records, next) = synced_crash_image(tmp.path(), "skip");
+    let size = std::fs::metadata(image.join(&log)).unwrap().len();
+    append(&image, next + 5);
+    let (n, info) = count(&image);
+    assert_eq!(n, 200);
+    assert_eq!(info.logs[0].records, 200);
+    let tail = &info.dropped_tails;
+    assert_eq!(tail.len(), 1, "{info:?}");
+    assert_eq!(tail[0].offset, *records.ends.last().unwrap());
+    // To the appended record's end, past the zeros.
+    assert!(tail[0].offset + tail[0].bytes > size);
+}

@@ -141,11 +141,13 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         let size = file.size()?;
         // Strict: damage a crash cannot explain is an error, so a database never opens with
         // part of its log silently missing. `repair` salvages such a database.
+        // A power cut's hole ends the log (`log::Reader::ending_at_holes`).
         let mut reader = log::Reader::new(file.clone(), name.clone(), true, true).ending_at_holes();
         let mut records = 0u64;
         let mut first = true;
+        // Where the last record replayed ends.
+        let mut replayed_end = 0u64;
         while reader.read_record(&mut record)? {
-            records += 1;
             let at = |e: Error| {
                 e.in_file(name.clone())
                     .at_offset(reader.last_record_offset())
@@ -164,7 +166,15 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
                     }
                 }
             }
+            // Zero-filled space skipped before it: a record a peer appended after the zeros
+            // continues the history; anything else lies past a hole a power cut left, and the
+            // log ends before it (the next log's marker then shows the gap).
+            if reader.last_record_after_zeros() && expected != Some(batch.sequence()) {
+                break;
+            }
             first = false;
+            records += 1;
+            replayed_end = reader.end_of_last_record();
             expected = Some(if marker {
                 batch.sequence()
             } else {
@@ -192,7 +202,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             dropped_logs.push(number);
             continue;
         }
-        let unused = reader.end_of_last_record();
+        let unused = replayed_end;
         let mut torn_end = size;
         if size > unused {
             // Zeros to a block boundary are the space a synced log was extended with.

@@ -4,8 +4,9 @@
 //! - A record cut short by the end of the file is a torn write from a crash: it is dropped
 //!   silently, as are zero-filled (preallocated) block tails. (If the stored checksum matches
 //!   a shorter payload that is present, the length field is damaged instead: corruption.)
-//! - In a log a synced writer extended with zeros (`Reader::ending_at_holes`), a hole a power
-//!   cut left (a record with a lost sector, zero-filled space with data after it) ends the log.
+//! - Replaying a write-ahead log a synced writer extended with zeros (its size a block
+//!   boundary; `Reader::ending_at_holes`): a hole a power cut left in the zeros (a record with a
+//!   lost sector, a fragment whose start lay in zero-filled space) ends the log.
 //! - Anything else — a checksum mismatch, a length that runs past its block, an unknown type,
 //!   fragments out of order — cannot come from a crash of a correct writer. In `strict` mode
 //!   (recovery of a live database) it is a `Corruption` error naming the file and offset; in
@@ -28,6 +29,8 @@ enum Physical {
     Eof,
     /// A damaged or skipped region (already reported if it was damage).
     Bad,
+    /// Zero-filled space skipped to the end of its block (`ending_at_holes` only).
+    Zeros,
 }
 
 /// Sequential reader of logical records.
@@ -50,8 +53,12 @@ pub struct Reader {
     dropped_records: u64,
     last_record_offset: u64,
     end_of_last_record: u64,
-    /// A log that may have been extended with zeros ends at its first hole (`ending_at_holes`).
+    /// A write-ahead log being replayed ends at its first hole (`ending_at_holes`).
     ends_at_holes: bool,
+    /// Zero-filled space was skipped since the last record returned.
+    after_zeros: bool,
+    /// Zero-filled space was skipped just before the last record returned.
+    last_after_zeros: bool,
 }
 
 impl Reader {
@@ -78,23 +85,36 @@ impl Reader {
             last_record_offset: 0,
             end_of_last_record: 0,
             ends_at_holes: false,
+            after_zeros: false,
+            last_after_zeros: false,
         }
     }
 
-    /// For a write-ahead log that a synced writer may have extended with zeros ahead of its
-    /// records (`storage::fs`; such a file ends on a block boundary, and only then does this
-    /// apply). Overwriting those zeros commits no size, so a power cut can keep any subset of
-    /// the sectors written since the last sync: a record with a sector of zeros where its data
-    /// should be, or zero-filled space with data after it. Either is where the log ends: what
-    /// follows is dropped (recovery reports it) and the replay stays a prefix of the history.
-    /// Synced records are never in such a hole. Damage without lost sectors is still damage,
-    /// as in every other file (a MANIFEST, a log that was never extended).
+    /// For replaying a write-ahead log. A synced writer extends its log with zeros ahead of
+    /// its records (`storage::fs`), keeping its size a block boundary, and overwriting them
+    /// commits no size, so a power cut can keep any subset of the sectors written since the
+    /// last sync. For such a file (its size a non-zero multiple of the block size; any other
+    /// is read as before, where a zero sector inside a record is data, as in many Bedrock
+    /// values), a record with a lost sector (zeros over a whole sector inside it, or over its
+    /// start up to its first sector boundary) or a fragment whose start lay in zero-filled
+    /// space is where the log ends: what follows is not returned (recovery reports it as the
+    /// log's dropped tail) and the replay stays a prefix of the history. Zero-filled space
+    /// before a whole record is skipped, as LevelDB does (a peer reopening the log to append,
+    /// `reuse_logs`, starts after the zeros); `last_record_after_zeros` says so, and the caller
+    /// takes such a record only if it continues the history (its sequence is the next one).
+    /// Synced records are never past a hole. Damage without a lost sector is still damage.
     pub fn ending_at_holes(mut self) -> Self {
         self.ends_at_holes = self
             .file
             .size()
             .is_ok_and(|size| size > 0 && size % BLOCK_SIZE as u64 == 0);
         self
+    }
+
+    /// Whether zero-filled space was skipped just before the last record returned
+    /// (`ending_at_holes`): it continues the log only if it continues the history.
+    pub fn last_record_after_zeros(&self) -> bool {
+        self.last_after_zeros
     }
 
     /// Ends the log at a hole (`ending_at_holes`).
@@ -105,14 +125,24 @@ impl Reader {
     }
 
     /// Whether the record from file offset `header` to `end` (an offset in the block) holds a
-    /// lost sector: zeros from a sector boundary inside it to the sector's end or the record's.
+    /// lost sector: zeros over its start up to its first sector boundary, or over a whole
+    /// sector from a boundary inside it (clipped to the bytes the block holds).
     fn lost_sector_in(&self, header: u64, end: usize) -> bool {
-        let end_offset = self.block_start + end as u64;
-        let mut boundary = header.div_ceil(SECTOR) * SECTOR;
+        let base = self.block_start;
+        let zero = |from: u64, to: u64| {
+            self.block[(from - base) as usize..(to - base) as usize]
+                .iter()
+                .all(|&b| b == 0)
+        };
+        let end_offset = base + end as u64;
+        let block_end = base + self.block.len() as u64;
+        let first = header.div_ceil(SECTOR) * SECTOR;
+        if first > header && zero(header, first.min(end_offset)) {
+            return true;
+        }
+        let mut boundary = first;
         while boundary < end_offset {
-            let from = (boundary - self.block_start) as usize;
-            let to = (boundary + SECTOR).min(end_offset) - self.block_start;
-            if self.block[from..to as usize].iter().all(|&b| b == 0) {
+            if zero(boundary, (boundary + SECTOR).min(block_end)) {
                 return true;
             }
             boundary += SECTOR;
@@ -200,6 +230,7 @@ impl Reader {
                             record.extend_from_slice(&self.block[payload]);
                             self.last_record_offset = offset;
                             self.end_of_last_record = self.block_start + self.pos as u64;
+                            self.last_after_zeros = std::mem::take(&mut self.after_zeros);
                             return Ok(true);
                         }
                         RecordType::First => {
@@ -216,6 +247,12 @@ impl Reader {
                             record_start = offset;
                         }
                         RecordType::Middle | RecordType::Last => {
+                            if !in_fragmented && self.after_zeros {
+                                // Its start lay in zero-filled space: a hole.
+                                self.end_at_hole();
+                                record.clear();
+                                return Ok(false);
+                            }
                             if !in_fragmented {
                                 self.report(
                                     len as u64,
@@ -231,6 +268,7 @@ impl Reader {
                             if t == RecordType::Last {
                                 self.last_record_offset = record_start;
                                 self.end_of_last_record = self.block_start + self.pos as u64;
+                                self.last_after_zeros = std::mem::take(&mut self.after_zeros);
                                 return Ok(true);
                             }
                         }
@@ -248,6 +286,15 @@ impl Reader {
                         record.clear();
                         in_fragmented = false;
                     }
+                }
+                Physical::Zeros => {
+                    if in_fragmented {
+                        // The rest of a fragmented record lay in zero-filled space: a hole.
+                        self.end_at_hole();
+                        record.clear();
+                        return Ok(false);
+                    }
+                    self.after_zeros = true;
                 }
             }
         }
@@ -291,15 +338,11 @@ impl Reader {
             // Where the block would end if the file were complete.
             let block_room = BLOCK_SIZE - self.pos - HEADER_SIZE;
             if type_byte == RecordType::Zero as u8 && len == 0 && expected_crc == 0 {
-                // Preallocated / zero-filled space: skip the rest of the block. In a log
-                // extended with zeros (`ending_at_holes`), data after it would be past a hole
-                // a power cut left: the replay ends here.
-                if self.ends_at_holes {
-                    // Only zeros after it, or a hole: either way the log ends here.
-                    self.end_at_hole();
-                    return Ok(Physical::Eof);
-                }
+                // Preallocated / zero-filled space: skip the rest of the block.
                 self.pos = self.block.len();
+                if self.ends_at_holes {
+                    return Ok(Physical::Zeros);
+                }
                 return Ok(Physical::Bad);
             }
             if len > block_room {

@@ -138,13 +138,13 @@ fn read_back_wal(bytes: &[u8]) -> crate::Result<Vec<Vec<u8>>> {
     Ok(out)
 }
 
-/// A log a synced writer extended with zeros (`storage::fs`) ends on a block boundary. A power
-/// cut can keep any subset of the sectors written into the zeros since the last sync: a record
-/// with a lost sector, or zero-filled space with records after it, is where such a log ends
-/// (`Reader::ending_at_holes`), so the replay stays a prefix. Damage without a lost sector is
-/// still corruption, and so is every hole in a file that is not such a log.
+/// Replaying a write-ahead log (`Reader::ending_at_holes`): a power cut can keep any subset of
+/// the sectors a synced writer wrote into its zeros (`storage::fs`) since the last sync. A
+/// record with a lost sector, or a fragment whose start lay in zero-filled space, is where the
+/// log ends, so the replay stays a prefix. Damage without a lost sector is still corruption,
+/// and so is every hole read as a MANIFEST is (no zeros are ever put ahead of one).
 #[test]
-fn a_log_extended_with_zeros_ends_at_its_first_hole() {
+fn a_replayed_log_ends_at_its_first_hole() {
     let recs: Vec<Vec<u8>> = vec![
         b"first record".to_vec(),
         vec![0x5Au8; 3000],
@@ -163,33 +163,48 @@ fn a_log_extended_with_zeros_ends_at_its_first_hole() {
     let mut hole = padded.clone();
     hole[lost..lost + 512].fill(0);
     assert_eq!(read_back_wal(&hole).unwrap(), recs[..1].to_vec());
-    // Read as a MANIFEST is (no zeros are ever put ahead of one), or unaligned: corruption.
+    // A file whose size is not a block boundary was never extended: there, as in a MANIFEST,
+    // the same bytes are corruption (a zero sector inside a record is data).
+    let err = read_back_wal(&hole[..bytes.len()]).unwrap_err();
+    assert!(err.is_corruption());
     let err = read_back(&hole, true).unwrap_err();
     assert!(err.is_corruption());
     assert_eq!(err.offset(), Some(second as u64));
-    let err = read_back_wal(&hole[..hole.len() - 1]).unwrap_err();
-    assert!(err.is_corruption());
 
-    // The sector holding the fourth record's header lost, the rest of it kept: the log ends
-    // after the third record.
+    // The sector holding the fourth record's header lost (with the end of the third, which
+    // shares it), the rest of the fourth kept: the log ends after the second record.
     let fourth = bytes.len() - recs[3].len() - HEADER_SIZE;
-    let mut hole = padded.clone();
     let sector = fourth / 512 * 512;
+    assert!(
+        sector < fourth,
+        "the sector also holds the third record's end"
+    );
+    let mut hole = padded.clone();
     hole[sector..sector + 512].fill(0);
     assert!(hole[sector + 512..bytes.len()].iter().any(|&b| b != 0));
-    let got = read_back_wal(&hole).unwrap();
-    assert!(
-        got.len() <= 3 && recs.starts_with(&got),
-        "a prefix: {}",
-        got.len()
-    );
+    assert_eq!(read_back_wal(&hole).unwrap(), recs[..2].to_vec());
+
+    // A header across a sector boundary whose first bytes (in the sector before) were lost.
+    let third = second + HEADER_SIZE + recs[1].len();
+    let (_, shifted) = write_log(&[vec![0x11u8; 512 - 3 - HEADER_SIZE], vec![0x22u8; 900]]);
+    assert_eq!(shifted.len(), 512 - 3 + HEADER_SIZE + 900);
+    let mut hole = shifted.clone();
+    hole.resize(BLOCK_SIZE, 0);
+    hole[509..512].fill(0);
+    assert_eq!(read_back_wal(&hole).unwrap(), vec![vec![0x11u8; 502]]);
 
     // A torn last record, its last sectors zeros like the space after it.
     let mut torn = padded.clone();
     torn[(bytes.len() - 700) / 512 * 512..bytes.len()].fill(0);
     assert_eq!(read_back_wal(&torn).unwrap(), recs[..3].to_vec());
 
-    // A flipped byte (no lost sector) is corruption in every mode.
+    // The third record's first fragment in zero-filled space (lost), its later fragments
+    // kept: they cannot be joined, and the log ends after the second record.
+    let mut hole = padded.clone();
+    hole[third..BLOCK_SIZE].fill(0);
+    assert_eq!(read_back_wal(&hole).unwrap(), recs[..2].to_vec());
+
+    // A flipped byte (no lost sector) is corruption.
     let mut bad = padded.clone();
     bad[second + 1500] ^= 1;
     let err = read_back_wal(&bad).unwrap_err();
@@ -197,12 +212,43 @@ fn a_log_extended_with_zeros_ends_at_its_first_hole() {
     assert_eq!(err.offset(), Some(second as u64));
 
     // So is a damaged length, zeros after it or not: the checksum matches the shorter payload.
-    let mut bad = bytes[..second + HEADER_SIZE + recs[1].len()].to_vec();
+    let mut bad = bytes[..third].to_vec();
     bad.resize(2 * BLOCK_SIZE, 0);
     bad[second + 4..second + 6].copy_from_slice(&4000u16.to_le_bytes());
     let err = read_back_wal(&bad).unwrap_err();
     assert!(err.is_corruption());
     assert_eq!(err.offset(), Some(second as u64));
+}
+
+/// In a log a synced writer extended, whole records after zero-filled space are read on
+/// (LevelDB skips such space too, and a peer reopening the log to append writes after it),
+/// flagged for the caller.
+#[test]
+fn records_after_zero_filled_space_are_read_and_flagged() {
+    let (_, first) = write_log(&[b"before the zeros".to_vec()]);
+    let (_, second) = write_log(&[b"appended after them".to_vec(), b"and more".to_vec()]);
+    let mut log = first.clone();
+    log.resize(2 * BLOCK_SIZE, 0);
+    log.extend_from_slice(&second);
+    // Zeros to a block boundary after them: a log a synced writer extended.
+    log.resize(3 * BLOCK_SIZE, 0);
+    let s = MemStorage::new();
+    crate::storage::write_all(&s, "log", &log).unwrap();
+    let mut r =
+        Reader::new(s.open_random("log").unwrap(), "000001.log", true, true).ending_at_holes();
+    let mut rec = Vec::new();
+    let mut flags = Vec::new();
+    while r.read_record(&mut rec).unwrap() {
+        flags.push((rec.clone(), r.last_record_after_zeros()));
+    }
+    assert_eq!(
+        flags,
+        vec![
+            (b"before the zeros".to_vec(), false),
+            (b"appended after them".to_vec(), true),
+            (b"and more".to_vec(), false),
+        ]
+    );
 }
 
 #[test]

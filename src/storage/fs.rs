@@ -176,15 +176,18 @@ fn early_writeback(path: &str) -> bool {
 /// LevelDB (an append plus `fdatasync` of 140 bytes: 247-309 us; an overwrite: 197-237 us,
 /// on this machine's disk).
 ///
-/// Only a log created here and synced is extended, at a sync whose records already grew the
-/// file (so that sync commits the file's size anyway): to `len + grow` rounded up to the log's
-/// 32 KiB blocks, `grow` doubling from `PREFILL_MIN` to `PREFILL_MAX`. An unsynced log is
-/// never extended (no bytes written for nothing). Zeros are what LevelDB's log readers (and
+/// Only a log created here and synced is extended: at its first sync (which commits the
+/// file's size anyway), then ahead of any append that would pass the zeros, to `len + grow`
+/// rounded up to the log's 32 KiB blocks, `grow` doubling from `PREFILL_MIN` to
+/// `PREFILL_MAX`. So a synced log's size is always a block boundary, which tells recovery the
+/// log may hold holes (`log::Reader::ending_at_holes`). A log never synced is never extended
+/// (no bytes written for nothing). Zeros are what LevelDB's log readers (and
 /// Strata's, `log::reader`) skip as preallocated space, without reporting damage; because the
 /// zeros end on a block boundary, a writer that reopens the log to append (LevelDB's
-/// `reuse_logs`) starts a fresh block after them. Dropping the writer cuts the zeros off, so a
-/// closed database's log is exactly its records; after a crash they stay, and recovery does not
-/// count them as dropped bytes. A failed extension only ends extending: the sync goes on.
+/// `reuse_logs`) starts a fresh block after them. Dropping a writer whose records are all
+/// synced cuts the zeros off, so such a closed database's log is exactly its records; otherwise
+/// (and after a crash) they stay, and recovery does not count them as dropped bytes. A failed
+/// extension only ends extending: the sync goes on.
 #[cfg(unix)]
 const PREFILL_MIN: u64 = 64 << 10;
 #[cfg(unix)]
@@ -197,6 +200,13 @@ struct Prefill {
     end: u64,
     /// The next extension's size.
     grow: u64,
+    /// Set by the first sync: from then on the zeros stay ahead of every append, so the
+    /// file's size is always a block boundary and a recovering reader knows it may hold
+    /// holes (`log::Reader::ending_at_holes`).
+    active: bool,
+    /// The file's length at the last sync: a writer dropped with nothing unsynced cuts the
+    /// zeros off (no hole can be left), one with unsynced records keeps them.
+    synced: u64,
 }
 
 struct FsWriter {
@@ -227,29 +237,29 @@ impl FsWriter {
         }
     }
 
-    /// Extends a synced log's zeros when its records have reached them (`PREFILL_MIN`). Call
-    /// with the buffer flushed, before the sync that makes both durable.
+    /// Extends a synced log's zeros so that they reach past `needed` bytes (`PREFILL_MIN`), from
+    /// where they end (or from the records' end, the first time).
     #[cfg(unix)]
-    fn extend_prefill(&mut self) {
+    fn extend_prefill(&mut self, needed: u64) {
         use std::os::unix::fs::FileExt;
         let Some(p) = &mut self.prefill else {
             return;
         };
-        if self.len <= p.end {
+        if needed <= p.end {
             return;
         }
         let block = crate::log::BLOCK_SIZE as u64;
-        let end = (self.len + p.grow).div_ceil(block) * block;
+        let end = (needed + p.grow).div_ceil(block) * block;
         static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
         let file = self.file.get_ref();
-        let mut at = self.len;
+        let mut at = p.end.max(self.len);
         while at < end {
             // Every write ends on a block boundary, so the file does wherever a crash stops
             // them (a peer appending after the zeros starts a fresh block).
             let n = (end - at).min(ZEROS.len() as u64 - at % block) as usize;
             if file.write_all_at(&ZEROS[..n], at).is_err() {
-                // No room, say: give the zeros back and go on without them.
-                let _ = file.set_len(self.len);
+                // No room, say: stop extending. The zeros written stay (they end on a block
+                // boundary); records past them grow the file as in any log.
                 self.prefill = None;
                 return;
             }
@@ -282,6 +292,10 @@ impl FsWriter {
 
 impl WritableFile for FsWriter {
     fn append(&mut self, data: &[u8]) -> Result<()> {
+        #[cfg(unix)]
+        if self.prefill.as_ref().is_some_and(|p| p.active) {
+            self.extend_prefill(self.len + data.len() as u64);
+        }
         if let Err(e) = self.file.write_all(data) {
             self.stop_prefill();
             return Err(io_err(&self.path, e));
@@ -304,7 +318,12 @@ impl WritableFile for FsWriter {
     fn sync(&mut self) -> Result<()> {
         self.flush()?;
         #[cfg(unix)]
-        self.extend_prefill();
+        {
+            if let Some(p) = &mut self.prefill {
+                p.active = true;
+            }
+            self.extend_prefill(self.len);
+        }
         self.sync_written()
     }
 
@@ -322,6 +341,10 @@ impl FsWriter {
             .sync_data()
             .map_err(|e| io_err(&self.path, e))?;
         self.writeback_from = self.len;
+        #[cfg(unix)]
+        if let Some(p) = &mut self.prefill {
+            p.synced = self.len;
+        }
         Ok(())
     }
 }
@@ -342,10 +365,12 @@ impl Drop for FsWriter {
         if self.file.flush().is_err() {
             return;
         }
-        // A closed log ends with its last record, as one that was never extended.
+        // A closed log whose records are all synced ends with its last record, as one that
+        // was never extended. With records unsynced, the zeros stay: cutting them could leave
+        // a size that says no hole is possible where a power cut still can leave one.
         #[cfg(unix)]
         if let Some(p) = &self.prefill {
-            if p.end > self.len {
+            if p.end > self.len && p.synced == self.len {
                 let _ = self.file.get_ref().set_len(self.len);
             }
         }
@@ -475,6 +500,8 @@ impl Storage for FsStorage {
             w.prefill = Some(Prefill {
                 end: 0,
                 grow: PREFILL_MIN,
+                active: false,
+                synced: 0,
             });
         }
         Ok(Box::new(w))
@@ -591,8 +618,9 @@ impl Storage for FsStorage {
 
 #[cfg(test)]
 mod tests {
-    /// A synced log is extended with zeros to block boundaries, doubling; an unsynced one, a
-    /// table and a log opened to append never are; dropping the writer cuts the zeros off.
+    /// A synced log is extended with zeros to block boundaries, doubling, ahead of every
+    /// append once synced; a log never synced, a table and a log opened to append never are;
+    /// dropping the writer cuts the zeros off when every record is synced.
     #[cfg(unix)]
     #[test]
     fn a_synced_log_is_extended_with_zeros_and_cut_back_when_closed() {
@@ -624,17 +652,22 @@ mod tests {
         w.append(&record).unwrap();
         w.sync().unwrap();
         assert_eq!(size("000003.log"), 262_144);
-        // Unsynced appends past the zeros grow the file without extending it.
+        // Unsynced appends too: the zeros stay ahead (the append that would pass them, at
+        // 262,000 bytes, extends to 263,000 + 256 KiB rounded up to a block), so the size is a
+        // block boundary whatever is synced.
         for _ in 0..170 {
             w.append(&record).unwrap();
         }
         w.flush().unwrap();
-        assert_eq!(size("000003.log"), 269_000);
+        assert_eq!(size("000003.log"), 557_056);
         w.sync().unwrap();
-        // 269,000 + 256 KiB, rounded up to a block.
         assert_eq!(size("000003.log"), 557_056);
         drop(w);
-        assert_eq!(size("000003.log"), 269_000, "closing cuts the zeros off");
+        assert_eq!(
+            size("000003.log"),
+            269_000,
+            "closing with all synced cuts the zeros off"
+        );
         let bytes = std::fs::read(dir.path().join("000003.log")).unwrap();
         assert!(bytes.iter().all(|&b| b == 0xA5));
 
@@ -653,12 +686,22 @@ mod tests {
             assert_eq!(size(name), 1000, "{name}");
         }
 
-        // A log dropped by a crash (the writer never dropped) keeps its zeros.
+        // A log dropped by a crash (the writer never dropped) keeps its zeros; so does one
+        // closed with records unsynced.
         let mut w = fs.create(&path("000005.log")).unwrap();
         w.append(&record).unwrap();
         w.sync().unwrap();
         std::mem::forget(w);
         assert_eq!(size("000005.log"), 98_304);
+        let mut w = fs.create(&path("000006.log")).unwrap();
+        w.append(&record).unwrap();
+        w.sync().unwrap();
+        w.append(&record).unwrap();
+        drop(w);
+        assert_eq!(size("000006.log"), 98_304);
+        let bytes = std::fs::read(dir.path().join("000006.log")).unwrap();
+        assert!(bytes[..2000].iter().all(|&b| b == 0xA5));
+        assert!(bytes[2000..].iter().all(|&b| b == 0));
     }
 
     #[test]

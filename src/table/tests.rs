@@ -435,8 +435,22 @@ fn auto_readahead_starts_on_a_forward_run_of_decoded_blocks_only() {
         assert_eq!(it.key(), &entries[i + 1].0[..]);
     }
     it.status().unwrap();
-    drop(it);
     assert_eq!(stats().runs_scheduled, started.runs_scheduled);
+    // The same iterator scanning forward again starts readahead again.
+    let before = stats();
+    it.seek(&entries[mid].0);
+    let mut n = 0;
+    while it.valid() {
+        n += 1;
+        it.next();
+    }
+    it.status().unwrap();
+    drop(it);
+    assert_eq!(n, entries.len() - mid);
+    assert_eq!(
+        stats().blocks_delivered - before.blocks_delivered,
+        blocks - from - ALONE
+    );
 
     // Cached blocks cost no decoding and do not count: a pass with the cache filled keeps its
     // first blocks there (the ones it read alone); the next pass starts readahead three
