@@ -290,7 +290,6 @@ pub(crate) struct DbInner {
     /// `State::bg_scheduled`, readable without the lock (`Db::background_busy`).
     bg_busy: AtomicBool,
     writers: Mutex<write::WriteQueue>,
-    writers_cv: Condvar,
     recovery: RecoveryInfo,
     _lock: Option<Box<dyn FileLock>>,
 }

@@ -354,7 +354,6 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         has_imm: AtomicBool::new(false),
         bg_busy: AtomicBool::new(false),
         writers: Mutex::new(write::WriteQueue::default()),
-        writers_cv: Condvar::new(),
         recovery,
         _lock: lock,
     };

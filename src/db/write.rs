@@ -13,13 +13,14 @@
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::Thread;
 
 use super::{DbInner, State, WriteBatch};
 use crate::error::{Error, Result};
 use crate::log;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
-use crate::util::sync_point::{self, signal_point, sync_point};
+use crate::util::sync_point::{signal_point, sync_point};
 use crate::version::filename;
 
 /// Largest group a leader commits at once.
@@ -30,7 +31,17 @@ pub(super) struct Waiter {
     batch: Mutex<Option<WriteBatch>>,
     options: WriteOptions,
     force: bool,
+    /// Set once, by the leader that committed this batch (or failed to).
     done: Mutex<Option<Result<()>>>,
+    /// The writer's thread: its leader unparks it when `done` is set, and the leader before
+    /// it when it has reached the front of the queue (it then leads).
+    thread: Thread,
+}
+
+impl Waiter {
+    fn take_done(&self) -> Option<Result<()>> {
+        self.done.lock().unwrap().take()
+    }
 }
 
 #[derive(Default)]
@@ -48,12 +59,13 @@ impl DbInner {
             options: options.clone(),
             force,
             done: Mutex::new(None),
+            thread: std::thread::current(),
         });
         let mut q = self.writers.lock().unwrap();
         q.queue.push_back(me.clone());
         signal_point("DbInner::write:enqueued");
         loop {
-            if let Some(r) = me.done.lock().unwrap().take() {
+            if let Some(r) = me.take_done() {
                 // A leader committed this batch (or failed to) as part of its group.
                 return r;
             }
@@ -65,12 +77,19 @@ impl DbInner {
                 break;
             }
             signal_point("DbInner::write:wait");
-            q = self.writers_cv.wait(q).unwrap();
-            if sync_point::active() {
-                drop(q);
-                sync_point("DbInner::write:woken");
-                q = self.writers.lock().unwrap();
+            drop(q);
+            // Each writer sleeps on its own thread, woken only when its batch is committed or
+            // it has become the front (LevelDB's per-writer condition variable), never by a
+            // broadcast to every queued writer. An unpark that comes before the park is kept
+            // (the thread's token), so no wake is lost; a spurious return only loops.
+            sync_point("DbInner::write:parking");
+            std::thread::park();
+            sync_point("DbInner::write:woken");
+            if let Some(r) = me.take_done() {
+                // Committed by a leader: no need for the queue's lock.
+                return r;
             }
+            q = self.writers.lock().unwrap();
         }
         // Leader: take a group from the front of the queue.
         q.leader_active = true;
@@ -97,23 +116,30 @@ impl DbInner {
 
         let result = self.commit_group(&group);
 
+        // Hand leadership on before waking the group: the next writer can start its group
+        // while this one's threads are being woken.
         let mut q = self.writers.lock().unwrap();
-        for w in &group {
-            *w.done.lock().unwrap() = Some(result.clone());
-        }
         q.leader_active = false;
-        // Wake only if someone waits: the rest of the group, or writers queued meanwhile
-        // (both checked under this lock, which every waiter holds when it decides to wait).
-        // An uncontended write then makes no futex call (std's notify_all always does one).
-        let waiters = group.len() > 1 || !q.queue.is_empty();
+        let next = q.queue.front().cloned();
         drop(q);
-        if waiters {
-            self.writers_cv.notify_all();
+        if let Some(next) = next {
+            next.thread.unpark();
         }
-        // The leader is the front of the queue, and a group always takes the front: its own
-        // result is among those just set.
-        let r = me.done.lock().unwrap().take();
-        r.unwrap_or_else(|| Err(Error::internal("write leader left out of its own group")))
+        // The leader is the front of the queue, and a group always takes the front.
+        let mut led_own = false;
+        for w in &group {
+            if Arc::ptr_eq(w, &me) {
+                led_own = true;
+            } else {
+                *w.done.lock().unwrap() = Some(result.clone());
+                w.thread.unpark();
+            }
+        }
+        if led_own {
+            result
+        } else {
+            Err(Error::internal("write leader left out of its own group"))
+        }
     }
 
     fn commit_group(&self, group: &[Arc<Waiter>]) -> Result<()> {

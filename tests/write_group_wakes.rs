@@ -1,0 +1,190 @@
+//! Group commit wakes each writer alone: a writer queued behind a leader sleeps on its own
+//! thread and is woken only when a leader has committed its batch or when it has become the
+//! front of the queue (it then leads). These tests force the one window where such a wake
+//! could be lost: the leader wakes the writer after the writer has decided to sleep but before
+//! it sleeps. The wake must be kept, and the writer must return, never sleep forever.
+//!
+//! Interleavings are forced with sync points; every test runs under a watchdog.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::watchdog::watchdog;
+use strata::storage::{MemStorage, Storage};
+use strata::util::sync_point::{self, thread_name, Latch};
+use strata::{Db, Options, ReadOptions, WriteOptions};
+
+const STEP: Duration = Duration::from_secs(20);
+
+fn spawn<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(f)
+        .unwrap()
+}
+
+fn open() -> (Arc<dyn Storage>, Options, Arc<Db>) {
+    let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
+    let options = Options {
+        background_thread: true,
+        ..Options::google().create()
+    };
+    let db = Arc::new(Db::open(storage.clone(), "db", options.clone()).unwrap());
+    (storage, options, db)
+}
+
+fn progress(latch: &Latch) -> impl Fn() -> String {
+    let latch = latch.clone();
+    move || {
+        ["lead", "parking", "held", "woken"]
+            .iter()
+            .map(|e| format!("{e}={}", latch.count(e)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Each key holds its own value, and so it does after a reopen (the log replays them).
+fn assert_written(storage: Arc<dyn Storage>, options: Options, db: Arc<Db>, keys: &[&[u8]]) {
+    let r = ReadOptions::default();
+    for k in keys {
+        assert_eq!(db.get(&r, k).unwrap().as_deref(), Some(*k), "{k:?}");
+    }
+    drop(db);
+    let db = Db::open(storage, "db", options).unwrap();
+    for k in keys {
+        assert_eq!(
+            db.get(&r, k).unwrap().as_deref(),
+            Some(*k),
+            "{k:?} after reopen"
+        );
+    }
+    assert_eq!(db.scan().unwrap().entries, keys.len() as u64);
+}
+
+/// Holds `A` when it leads (until `release A`) and `B` before it sleeps the first time (until
+/// `release B`); counts every thread's leads, sleeps and wakes.
+fn hold_a_leading_and_b_before_sleeping(latch: &Latch, release_a: &Arc<AtomicBool>) {
+    let l = latch.clone();
+    let release = release_a.clone();
+    sync_point::set_callback("DbInner::write:lead", move || {
+        l.signal("lead");
+        l.signal(&format!("lead {}", thread_name()));
+        if thread_name() == "A" && !release.load(Ordering::SeqCst) {
+            l.signal("held");
+            assert!(l.wait_for("release A", 1, STEP), "A was never released");
+        }
+    });
+    let l = latch.clone();
+    sync_point::set_callback("DbInner::write:parking", move || {
+        l.signal("parking");
+        l.signal(&format!("parking {}", thread_name()));
+        if thread_name() == "B" && l.count("parking B") == 1 {
+            assert!(l.wait_for("release B", 1, STEP), "B was never released");
+        }
+    });
+    let l = latch.clone();
+    sync_point::set_callback("DbInner::write:woken", move || {
+        l.signal("woken");
+    });
+}
+
+#[test]
+fn a_group_member_committed_before_it_sleeps_keeps_its_wake_and_returns() {
+    let _x = sync_point::exclusive();
+    let latch = Latch::new();
+    watchdog(
+        "member woken before it sleeps",
+        Duration::from_secs(120),
+        progress(&latch),
+        {
+            let latch = latch.clone();
+            move || {
+                let (storage, options, db) = open();
+                let release_a = Arc::new(AtomicBool::new(false));
+                hold_a_leading_and_b_before_sleeping(&latch, &release_a);
+                let groups_before = db.properties().write_groups;
+
+                // A leads alone and is held; L and then B queue behind it.
+                let db_a = db.clone();
+                let a = spawn("A", move || db_a.put(&WriteOptions::default(), b"a", b"a"));
+                assert!(latch.wait_for("held", 1, STEP), "A never led");
+                let db_l = db.clone();
+                let l = spawn("L", move || db_l.put(&WriteOptions::default(), b"l", b"l"));
+                assert!(latch.wait_for("parking L", 1, STEP), "L never queued");
+                let db_b = db.clone();
+                let b = spawn("B", move || db_b.put(&WriteOptions::default(), b"b", b"b"));
+                assert!(latch.wait_for("parking B", 1, STEP), "B never queued");
+
+                // A commits and wakes L, the new front; L leads a group of L and B, commits
+                // it, and wakes B, which has not gone to sleep yet.
+                release_a.store(true, Ordering::SeqCst);
+                latch.signal("release A");
+                a.join().expect("A panicked").unwrap();
+                l.join().expect("L panicked").unwrap();
+                assert_eq!(latch.count("lead L"), 1);
+                assert_eq!(latch.count("lead B"), 0, "B led: it was not in L's group");
+
+                // B now sleeps: the wake it was given before must end that sleep at once.
+                latch.signal("release B");
+                b.join().expect("B panicked").unwrap();
+                assert_eq!(latch.count("lead B"), 0, "B led its own group");
+                assert_eq!(latch.count("parking B"), 1, "B slept more than once");
+                sync_point::clear();
+
+                assert_eq!(db.properties().write_groups - groups_before, 2);
+                assert_written(storage, options, db, &[b"a", b"b", b"l"]);
+            }
+        },
+    );
+}
+
+#[test]
+fn a_writer_made_the_front_before_it_sleeps_keeps_its_wake_and_leads() {
+    let _x = sync_point::exclusive();
+    let latch = Latch::new();
+    watchdog(
+        "front woken before it sleeps",
+        Duration::from_secs(120),
+        progress(&latch),
+        {
+            let latch = latch.clone();
+            move || {
+                let (storage, options, db) = open();
+                let release_a = Arc::new(AtomicBool::new(false));
+                hold_a_leading_and_b_before_sleeping(&latch, &release_a);
+                let groups_before = db.properties().write_groups;
+
+                // A leads alone and is held; B queues behind it and stops before sleeping.
+                let db_a = db.clone();
+                let a = spawn("A", move || db_a.put(&WriteOptions::default(), b"a", b"a"));
+                assert!(latch.wait_for("held", 1, STEP), "A never led");
+                let db_b = db.clone();
+                let b = spawn("B", move || db_b.put(&WriteOptions::default(), b"b", b"b"));
+                assert!(latch.wait_for("parking B", 1, STEP), "B never queued");
+
+                // A commits and wakes B, now the front, before B sleeps.
+                release_a.store(true, Ordering::SeqCst);
+                latch.signal("release A");
+                a.join().expect("A panicked").unwrap();
+                assert_eq!(latch.count("lead B"), 0);
+
+                // B sleeps; the wake ends it, and B leads its own group.
+                latch.signal("release B");
+                b.join().expect("B panicked").unwrap();
+                assert_eq!(latch.count("lead B"), 1);
+                assert_eq!(latch.count("parking B"), 1, "B slept more than once");
+                sync_point::clear();
+
+                assert_eq!(db.properties().write_groups - groups_before, 2);
+                assert_written(storage, options, db, &[b"a", b"b"]);
+            }
+        },
+    );
+}
