@@ -200,11 +200,7 @@ fn synced_logs_with_zero_filled_space_open_in_strata_and_both_leveldbs() {
             model.insert(key.clone(), value);
             last_key = key;
         }
-        let log_name = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .find(|n| n.ends_with(".log"))
-            .expect("a log");
+        let log_name = common::only_log(&dir);
         let log_size = |d: &std::path::Path| std::fs::metadata(d.join(&log_name)).unwrap().len();
         // 300 records of about 270 bytes: past the first 64 KiB of zeros, so extended twice.
         let open_size = log_size(&dir);

@@ -317,11 +317,7 @@ fn unused_log_tails_are_counted_to_the_cut_and_zeros_alone_are_not_reported() {
             .unwrap();
     }
     drop(db);
-    let log = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .find(|n| n.ends_with(".log"))
-        .unwrap();
+    let log = common::only_log(&dir);
     let path = dir.join(&log);
     let bytes = std::fs::read(&path).unwrap();
     let fs = strata::FsStorage::new();
@@ -393,11 +389,7 @@ fn synced_crash_image(
     let image = tmp.join(name);
     common::copy_dir(&dir, &image);
     drop(db);
-    let log = std::fs::read_dir(&image)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .find(|n| n.ends_with(".log"))
-        .unwrap();
+    let log = common::only_log(&image);
     let fs = strata::FsStorage::new();
     let mut reader = strata::log::Reader::new(
         fs.open_random(image.join(&log).to_str().unwrap()).unwrap(),

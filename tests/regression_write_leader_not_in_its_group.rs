@@ -6,18 +6,16 @@
 //!
 //! The interleaving is forced with sync points, not left to the scheduler:
 //! 1. writer `L` leads and is held after taking its group;
-//! 2. `W2` (a put), `F` (a forced switch: `flush`) and `W3` (a put) queue up behind it, in
-//!    that order;
-//! 3. `L` is released and wakes `W2`, the new front; `W2` and `F`, once woken, wake `W3` as
-//!    a spurious wake would (a writer is woken only when its batch is committed or it is the
-//!    front) and are held until `W3` has decided whether to lead. Before the fix `W3` led,
+//! 2. `W2` (a put) and `F` (a forced switch: `flush`) queue up behind it, in that order;
+//! 3. `L` is released, commits alone and wakes `W2`, the new front, which is held before it
+//!    takes the queue's lock: no leader is active and `W2` is the front;
+//! 4. `W3` (a put) arrives then and decides whether to lead. Before the fix `W3` led,
 //!    committed only `W2` and panicked; now it waits, `W2` leads, then `F`, then `W3`.
 
 mod common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::thread::Thread;
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::watchdog::watchdog;
@@ -61,7 +59,6 @@ fn a_writer_behind_a_forced_switch_never_leads_a_group_without_itself() {
             };
             let db = Arc::new(Db::open(storage.clone(), "db", options.clone()).unwrap());
             let release_l = Arc::new(AtomicBool::new(false));
-            let w3_thread: Arc<OnceLock<Thread>> = Arc::new(OnceLock::new());
 
             {
                 let l = latch.clone();
@@ -82,21 +79,16 @@ fn a_writer_behind_a_forced_switch_never_leads_a_group_without_itself() {
                 sync_point::set_callback("DbInner::write:wait", move || {
                     if thread_name() == "W3" {
                         l.signal("W3 decided");
+                        l.signal("W3 waited");
                     }
                 });
                 let l = latch.clone();
-                let w3 = w3_thread.clone();
                 sync_point::set_callback("DbInner::write:woken", move || {
                     l.signal("woken");
-                    let me = thread_name();
-                    if me == "W2" || me == "F" {
-                        // W3 decided once when it queued; wake it and wait for its decision.
-                        let decided = l.count("W3 decided");
-                        w3.get().expect("W3 spawned").unpark();
-                        assert!(
-                            l.wait_for("W3 decided", decided + 1, STEP),
-                            "W3 never decided"
-                        );
+                    if thread_name() == "W2" {
+                        // W2 is the front and no leader is active: hold it while W3 arrives.
+                        l.signal("W2 woken");
+                        assert!(l.wait_for("W3 decided", 1, STEP), "W3 never decided");
                     }
                 });
             }
@@ -111,12 +103,11 @@ fn a_writer_behind_a_forced_switch_never_leads_a_group_without_itself() {
             let dbf = db.clone();
             let f = spawn("F", move || dbf.flush());
             assert!(latch.wait_for("enqueued", 3, STEP));
-            let db3 = db.clone();
-            let w3 = spawn("W3", move || db3.put(&WriteOptions::default(), b"w3", b"3"));
-            w3_thread.set(w3.thread().clone()).unwrap();
-            assert!(latch.wait_for("enqueued", 4, STEP));
             release_l.store(true, Ordering::SeqCst);
             latch.signal("release L");
+            assert!(latch.wait_for("W2 woken", 1, STEP), "L never woke W2");
+            let db3 = db.clone();
+            let w3 = spawn("W3", move || db3.put(&WriteOptions::default(), b"w3", b"3"));
 
             // Every writer returns Ok: none panics, none is left without its result.
             for (name, h) in [("L", l), ("W2", w2), ("W3", w3)] {
@@ -130,6 +121,7 @@ fn a_writer_behind_a_forced_switch_never_leads_a_group_without_itself() {
                 "the interleaving was not forced: {} wakes",
                 latch.count("woken")
             );
+            assert!(latch.count("W3 waited") >= 1, "W3 never waited behind W2");
             sync_point::clear();
 
             let r = ReadOptions::default();

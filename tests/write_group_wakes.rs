@@ -2,7 +2,9 @@
 //! thread and is woken only when a leader has committed its batch or when it has become the
 //! front of the queue (it then leads). These tests force the one window where such a wake
 //! could be lost: the leader wakes the writer after the writer has decided to sleep but before
-//! it sleeps. The wake must be kept, and the writer must return, never sleep forever.
+//! it sleeps, and other code on the writer's thread parks in that window (taking the thread's
+//! unpark token). The wake must be kept, and the writer must return, never sleep forever. A
+//! leader that panics in the middle of its commit must not leave its group asleep either.
 //!
 //! Interleavings are forced with sync points; every test runs under a watchdog.
 
@@ -87,6 +89,9 @@ fn hold_a_leading_and_b_before_sleeping(latch: &Latch, release_a: &Arc<AtomicBoo
         l.signal(&format!("parking {}", thread_name()));
         if thread_name() == "B" && l.count("parking B") == 1 {
             assert!(l.wait_for("release B", 1, STEP), "B was never released");
+            // Other code parking on B's thread takes the unpark token the leader left: the
+            // wake must not depend on it.
+            std::thread::park_timeout(Duration::from_millis(20));
         }
     });
     let l = latch.clone();
@@ -184,6 +189,76 @@ fn a_writer_made_the_front_before_it_sleeps_keeps_its_wake_and_leads() {
 
                 assert_eq!(db.properties().write_groups - groups_before, 2);
                 assert_written(storage, options, db, &[b"a", b"b"]);
+            }
+        },
+    );
+}
+
+#[test]
+fn a_leader_panicking_in_its_commit_fails_its_group_and_later_writes_instead_of_hanging_them() {
+    let _x = sync_point::exclusive();
+    let latch = Latch::new();
+    watchdog(
+        "leader panics in its commit",
+        Duration::from_secs(120),
+        progress(&latch),
+        {
+            let latch = latch.clone();
+            move || {
+                let (storage, options, db) = open();
+                db.put(&WriteOptions::default(), b"before", b"before")
+                    .unwrap();
+                let l = latch.clone();
+                sync_point::set_callback("DbInner::write:lead", move || {
+                    l.signal("lead");
+                    if thread_name() == "A" {
+                        l.signal("held");
+                        assert!(l.wait_for("release A", 1, STEP), "A was never released");
+                        panic!("injected: A's commit fails");
+                    }
+                });
+                let l = latch.clone();
+                sync_point::set_callback("DbInner::write:parking", move || {
+                    l.signal("parking");
+                });
+
+                // A leads, holding its group; B and C queue behind it; then A panics.
+                let db_a = db.clone();
+                let a = spawn("A", move || db_a.put(&WriteOptions::default(), b"a", b"a"));
+                assert!(latch.wait_for("held", 1, STEP), "A never led");
+                let db_b = db.clone();
+                let b = spawn("B", move || db_b.put(&WriteOptions::default(), b"b", b"b"));
+                assert!(latch.wait_for("parking", 1, STEP), "B never queued");
+                let db_c = db.clone();
+                let c = spawn("C", move || db_c.put(&WriteOptions::default(), b"c", b"c"));
+                assert!(latch.wait_for("parking", 2, STEP), "C never queued");
+                latch.signal("release A");
+
+                assert!(a.join().is_err(), "A's injected panic did not unwind");
+                // B and C wake with an error (one leads a group and finds the error set).
+                for (name, h) in [("B", b), ("C", c)] {
+                    let e = h.join().expect("no panic").expect_err(name);
+                    assert!(e.to_string().contains("panicked"), "{name}: {e}");
+                }
+                let e = db
+                    .put(&WriteOptions::default(), b"d", b"d")
+                    .expect_err("writes after the panic");
+                assert!(e.to_string().contains("panicked"), "{e}");
+                sync_point::clear();
+
+                // Nothing of the failed group reached the log: the reopened database holds
+                // what was written before.
+                drop(db);
+                let db = Db::open(storage, "db", options).unwrap();
+                let r = ReadOptions::default();
+                assert_eq!(
+                    db.get(&r, b"before").unwrap().as_deref(),
+                    Some(&b"before"[..])
+                );
+                for k in [&b"a"[..], b"b", b"c", b"d"] {
+                    assert_eq!(db.get(&r, k).unwrap(), None, "{k:?}");
+                }
+                assert_eq!(db.scan().unwrap().entries, 1);
             }
         },
     );

@@ -11,8 +11,8 @@
 //! at the stop trigger, and switches to a fresh memtable and log when the current one is full.
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::Thread;
 
 use super::{DbInner, State, WriteBatch};
@@ -33,14 +33,32 @@ pub(super) struct Waiter {
     force: bool,
     /// Set once, by the leader that committed this batch (or failed to).
     done: Mutex<Option<Result<()>>>,
-    /// The writer's thread: its leader unparks it when `done` is set, and the leader before
-    /// it when it has reached the front of the queue (it then leads).
-    thread: Thread,
+    /// The writer's thread, recorded (under the queue's lock) when it first decides to sleep:
+    /// a writer that never waits never looks its thread up.
+    thread: OnceLock<Thread>,
+    /// Set before each wake that means something: `done` was set, or the writer became the
+    /// front of the queue with no leader active. The writer sleeps until it finds this set, so
+    /// a stray unpark (a token left by an earlier wake, or taken by other code parking on the
+    /// thread) neither wakes it early nor loses its wake.
+    notified: AtomicBool,
 }
 
 impl Waiter {
     fn take_done(&self) -> Option<Result<()>> {
         self.done.lock().unwrap().take()
+    }
+
+    /// Wakes the writer, which has decided to sleep (so its thread is recorded).
+    fn wake(&self) {
+        self.notified.store(true, Ordering::Release);
+        if let Some(t) = self.thread.get() {
+            t.unpark();
+        }
+    }
+
+    fn finish(&self, result: Result<()>) {
+        *self.done.lock().unwrap() = Some(result);
+        self.wake();
     }
 }
 
@@ -48,6 +66,33 @@ impl Waiter {
 pub(super) struct WriteQueue {
     queue: VecDeque<Arc<Waiter>>,
     leader_active: bool,
+}
+
+/// A leader's duty to its group and to the writers behind it: done by `DbInner::hand_on`
+/// after the commit, or on drop if the commit unwinds (a panic in a storage or a memtable
+/// insert), so that no writer sleeps forever behind a leader that is gone.
+struct Leadership<'a> {
+    db: &'a DbInner,
+    group: Vec<Arc<Waiter>>,
+    me: &'a Arc<Waiter>,
+}
+
+impl Drop for Leadership<'_> {
+    fn drop(&mut self) {
+        if self.group.is_empty() {
+            return;
+        }
+        // Unwinding out of the commit: what reached the log and the memtable is unknown, so
+        // the database takes no more writes.
+        let e = Error::internal("a write leader panicked while committing its group");
+        let mut st = self.db.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.bg_error.get_or_insert_with(|| e.clone());
+        drop(st);
+        self.db.bg_cv.notify_all();
+        let group = std::mem::take(&mut self.group);
+        // The leader's own result goes nowhere: it is unwinding.
+        let _ = self.db.hand_on(&group, self.me, Err(e));
+    }
 }
 
 impl DbInner {
@@ -59,7 +104,8 @@ impl DbInner {
             options: options.clone(),
             force,
             done: Mutex::new(None),
-            thread: std::thread::current(),
+            thread: OnceLock::new(),
+            notified: AtomicBool::new(false),
         });
         let mut q = self.writers.lock().unwrap();
         q.queue.push_back(me.clone());
@@ -77,13 +123,22 @@ impl DbInner {
                 break;
             }
             signal_point("DbInner::write:wait");
+            if cfg!(all(target_arch = "wasm32", not(target_feature = "atomics"))) {
+                // One thread, so nobody could wake this one: only a leader that trapped in the
+                // middle of a commit leaves a queue behind. Refuse rather than spin forever.
+                return Err(Error::internal(
+                    "a write found another still committing on a single-threaded target",
+                ));
+            }
+            me.thread.get_or_init(std::thread::current);
             drop(q);
             // Each writer sleeps on its own thread, woken only when its batch is committed or
             // it has become the front (LevelDB's per-writer condition variable), never by a
-            // broadcast to every queued writer. An unpark that comes before the park is kept
-            // (the thread's token), so no wake is lost; a spurious return only loops.
+            // broadcast to every queued writer.
             sync_point("DbInner::write:parking");
-            std::thread::park();
+            while !me.notified.swap(false, Ordering::Acquire) {
+                std::thread::park();
+            }
             sync_point("DbInner::write:woken");
             if let Some(r) = me.take_done() {
                 // Committed by a leader: no need for the queue's lock.
@@ -112,27 +167,37 @@ impl DbInner {
             }
         }
         drop(q);
+        let mut leadership = Leadership {
+            db: self,
+            group,
+            me: &me,
+        };
         sync_point("DbInner::write:lead");
 
-        let result = self.commit_group(&group);
+        let result = self.commit_group(&leadership.group);
 
-        // Hand leadership on before waking the group: the next writer can start its group
-        // while this one's threads are being woken.
-        let mut q = self.writers.lock().unwrap();
+        let group = std::mem::take(&mut leadership.group);
+        self.hand_on(&group, &me, result)
+    }
+
+    /// Ends a leader's turn: hands the queue to its new front, then gives every other member
+    /// of the group `result` and wakes it; returns the leader's own result. The front goes
+    /// first, so the next group starts while this one's threads are being woken.
+    fn hand_on(&self, group: &[Arc<Waiter>], me: &Arc<Waiter>, result: Result<()>) -> Result<()> {
+        let mut q = self.writers.lock().unwrap_or_else(|p| p.into_inner());
         q.leader_active = false;
         let next = q.queue.front().cloned();
         drop(q);
         if let Some(next) = next {
-            next.thread.unpark();
+            next.wake();
         }
         // The leader is the front of the queue, and a group always takes the front.
         let mut led_own = false;
-        for w in &group {
-            if Arc::ptr_eq(w, &me) {
+        for w in group {
+            if Arc::ptr_eq(w, me) {
                 led_own = true;
             } else {
-                *w.done.lock().unwrap() = Some(result.clone());
-                w.thread.unpark();
+                w.finish(result.clone());
             }
         }
         if led_own {

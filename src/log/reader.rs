@@ -372,11 +372,8 @@ impl Reader {
                 if crc::unmask(expected_crc) != actual {
                     // The length itself may be damaged, so nothing after it in this block can
                     // be trusted.
+                    // (An all-zero header and payload is zero-filled space, taken above.)
                     let n = (self.block.len() - self.pos) as u64;
-                    if self.block[start - 7..end].iter().all(|&b| b == 0) {
-                        self.pos = self.block.len();
-                        return Ok(Physical::Bad);
-                    }
                     // A power cut's hole in a log extended with zeros (`ending_at_holes`):
                     // the replay ends here, so recovery stays a prefix.
                     if self.ends_at_holes

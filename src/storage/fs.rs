@@ -288,6 +288,29 @@ impl FsWriter {
         self.writeback_from = self.len;
         Ok(())
     }
+
+    /// `fdatasync`s what was handed to the file.
+    fn sync_written(&mut self) -> Result<()> {
+        self.file
+            .get_ref()
+            .sync_data()
+            .map_err(|e| io_err(&self.path, e))?;
+        self.writeback_from = self.len;
+        #[cfg(unix)]
+        if let Some(p) = &mut self.prefill {
+            p.synced = self.len;
+        }
+        Ok(())
+    }
+
+    /// After a failed write the file's contents past the last sync are unknown: its zeros are
+    /// left as they are (never cut at a length that may not hold the records).
+    fn stop_prefill(&mut self) {
+        #[cfg(unix)]
+        {
+            self.prefill = None;
+        }
+    }
 }
 
 impl WritableFile for FsWriter {
@@ -330,33 +353,6 @@ impl WritableFile for FsWriter {
     fn sync_final(&mut self) -> Result<()> {
         self.flush()?;
         self.sync_written()
-    }
-}
-
-impl FsWriter {
-    /// `fdatasync`s what was handed to the file.
-    fn sync_written(&mut self) -> Result<()> {
-        self.file
-            .get_ref()
-            .sync_data()
-            .map_err(|e| io_err(&self.path, e))?;
-        self.writeback_from = self.len;
-        #[cfg(unix)]
-        if let Some(p) = &mut self.prefill {
-            p.synced = self.len;
-        }
-        Ok(())
-    }
-}
-
-impl FsWriter {
-    /// After a failed write the file's contents past the last sync are unknown: its zeros are
-    /// left as they are (never cut at a length that may not hold the records).
-    fn stop_prefill(&mut self) {
-        #[cfg(unix)]
-        {
-            self.prefill = None;
-        }
     }
 }
 

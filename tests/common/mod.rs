@@ -121,6 +121,17 @@ pub fn load_into_mem(src: &Path, dir: &str) -> strata::MemStorage {
     mem
 }
 
+/// The name of the write-ahead log in `dir`, a database folder holding exactly one.
+pub fn only_log(dir: &Path) -> String {
+    let logs: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    assert_eq!(logs.len(), 1, "one log in {}: {logs:?}", dir.display());
+    logs.into_iter().next().unwrap()
+}
+
 /// Copies a folder (files only, one level) to `dst`.
 pub fn copy_dir(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap();
