@@ -205,16 +205,35 @@ fn a_leader_panicking_in_its_commit_fails_its_group_and_later_writes_instead_of_
         {
             let latch = latch.clone();
             move || {
-                let (storage, options, db) = open();
+                // A 64 KiB write buffer: A's 100 KB value fills the memtable, so B's commit
+                // switches to a new one, and panics there with the state lock held (as a
+                // storage that panics creating the new log would). No background thread: none
+                // to clear the lock's poison by chance, so the guard must.
+                let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
+                let options = Options {
+                    background_thread: false,
+                    write_buffer_size: 64 << 10,
+                    ..Options::google().create()
+                };
+                let db = Arc::new(Db::open(storage.clone(), "db", options.clone()).unwrap());
                 db.put(&WriteOptions::default(), b"before", b"before")
                     .unwrap();
+                let release_a = Arc::new(AtomicBool::new(false));
                 let l = latch.clone();
+                let release = release_a.clone();
                 sync_point::set_callback("DbInner::write:lead", move || {
                     l.signal("lead");
-                    if thread_name() == "A" {
+                    l.signal(&format!("lead {}", thread_name()));
+                    if thread_name() == "A" && !release.load(Ordering::SeqCst) {
                         l.signal("held");
                         assert!(l.wait_for("release A", 1, STEP), "A was never released");
-                        panic!("injected: A's commit fails");
+                    }
+                });
+                let l = latch.clone();
+                sync_point::set_callback("DbInner::make_room:switched", move || {
+                    if thread_name() == "B" {
+                        l.signal("B panics");
+                        panic!("injected: B's commit fails with the state lock held");
                     }
                 });
                 let l = latch.clone();
@@ -222,9 +241,12 @@ fn a_leader_panicking_in_its_commit_fails_its_group_and_later_writes_instead_of_
                     l.signal("parking");
                 });
 
-                // A leads, holding its group; B and C queue behind it; then A panics.
+                // A leads alone and is held; B and C queue behind it. A commits and wakes B,
+                // which leads a group of B and C and panics in it.
                 let db_a = db.clone();
-                let a = spawn("A", move || db_a.put(&WriteOptions::default(), b"a", b"a"));
+                let a = spawn("A", move || {
+                    db_a.put(&WriteOptions::default(), b"a", &vec![7u8; 100_000])
+                });
                 assert!(latch.wait_for("held", 1, STEP), "A never led");
                 let db_b = db.clone();
                 let b = spawn("B", move || db_b.put(&WriteOptions::default(), b"b", b"b"));
@@ -232,33 +254,44 @@ fn a_leader_panicking_in_its_commit_fails_its_group_and_later_writes_instead_of_
                 let db_c = db.clone();
                 let c = spawn("C", move || db_c.put(&WriteOptions::default(), b"c", b"c"));
                 assert!(latch.wait_for("parking", 2, STEP), "C never queued");
+                release_a.store(true, Ordering::SeqCst);
                 latch.signal("release A");
 
-                assert!(a.join().is_err(), "A's injected panic did not unwind");
-                // B and C wake with an error (one leads a group and finds the error set).
-                for (name, h) in [("B", b), ("C", c)] {
-                    let e = h.join().expect("no panic").expect_err(name);
-                    assert!(e.to_string().contains("panicked"), "{name}: {e}");
-                }
-                let e = db
-                    .put(&WriteOptions::default(), b"d", b"d")
-                    .expect_err("writes after the panic");
-                assert!(e.to_string().contains("panicked"), "{e}");
+                a.join().expect("A panicked").unwrap();
+                assert!(b.join().is_err(), "B's injected panic did not unwind");
+                assert_eq!(latch.count("B panics"), 1);
+                assert_eq!(latch.count("lead C"), 0, "C was not in B's group");
+                // C, in B's group, wakes with the error; so does every later write.
+                let e = c.join().expect("C panicked").expect_err("C");
+                assert!(e.to_string().contains("panicked"), "C: {e}");
                 sync_point::clear();
-
-                // Nothing of the failed group reached the log: the reopened database holds
-                // what was written before.
-                drop(db);
-                let db = Db::open(storage, "db", options).unwrap();
+                for _ in 0..3 {
+                    let e = db
+                        .put(&WriteOptions::default(), b"d", b"d")
+                        .expect_err("a write after the panic");
+                    assert!(e.to_string().contains("panicked"), "{e}");
+                }
+                // Reads go on.
                 let r = ReadOptions::default();
                 assert_eq!(
                     db.get(&r, b"before").unwrap().as_deref(),
                     Some(&b"before"[..])
                 );
-                for k in [&b"a"[..], b"b", b"c", b"d"] {
+                assert_eq!(db.get(&r, b"a").unwrap().map(|v| v.len()), Some(100_000));
+
+                // Nothing of the failed group reached a log: reopened, the database holds
+                // what was written before it.
+                drop(db);
+                let db = Db::open(storage, "db", options).unwrap();
+                assert_eq!(
+                    db.get(&r, b"before").unwrap().as_deref(),
+                    Some(&b"before"[..])
+                );
+                assert_eq!(db.get(&r, b"a").unwrap().map(|v| v.len()), Some(100_000));
+                for k in [&b"b"[..], b"c", b"d"] {
                     assert_eq!(db.get(&r, k).unwrap(), None, "{k:?}");
                 }
-                assert_eq!(db.scan().unwrap().entries, 1);
+                assert_eq!(db.scan().unwrap().entries, 2);
             }
         },
     );

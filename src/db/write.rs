@@ -84,7 +84,10 @@ impl Drop for Leadership<'_> {
         }
         // Unwinding out of the commit: what reached the log and the memtable is unknown, so
         // the database takes no more writes.
+        // A panic with the state lock held poisoned it: clear that (as the background loop
+        // does), so later calls get the sticky error set here, not a panic of their own.
         let e = Error::internal("a write leader panicked while committing its group");
+        self.db.state.clear_poison();
         let mut st = self.db.state.lock().unwrap_or_else(|p| p.into_inner());
         st.bg_error.get_or_insert_with(|| e.clone());
         drop(st);
@@ -125,7 +128,10 @@ impl DbInner {
             signal_point("DbInner::write:wait");
             if cfg!(all(target_arch = "wasm32", not(target_feature = "atomics"))) {
                 // One thread, so nobody could wake this one: only a leader that trapped in the
-                // middle of a commit leaves a queue behind. Refuse rather than spin forever.
+                // middle of a commit, or a write made from inside a commit (a host storage's
+                // callback), finds a queue. Refuse rather than spin forever, and leave the
+                // queue as it was.
+                q.queue.retain(|w| !Arc::ptr_eq(w, &me));
                 return Err(Error::internal(
                     "a write found another still committing on a single-threaded target",
                 ));
