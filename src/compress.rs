@@ -56,6 +56,24 @@ impl CompressionType {
         }
     }
 
+    /// The compression id of the blocks this codec's writer stores: its own id, or 0 for
+    /// `None` and for `Zstd`, which this build does not write (`compress`) and so stores raw.
+    /// (A writer stores a block raw too when compressing does not pay; that a raw block would
+    /// not compress under this codec is not known without trying.)
+    pub fn written_id(self) -> u8 {
+        match self {
+            CompressionType::Zstd => 0,
+            other => other.id(),
+        }
+    }
+
+    /// Whether a block stored with compression id `id` and payload `stored` is in the form this
+    /// codec's writer stores blocks (`written_id`; id 2 is zlib, not Zstd, without the Zstd
+    /// magic, as `decompress` decides).
+    pub fn stored_as(self, id: u8, stored: &[u8]) -> bool {
+        id == self.written_id() && (id != 2 || !stored.starts_with(&ZSTD_MAGIC))
+    }
+
     /// Parses a codec name as the CLI and JS options spell it.
     pub fn from_name(name: &str) -> Option<Self> {
         Some(match name {
@@ -531,6 +549,15 @@ mod tests {
         assert_eq!(decompress(2, &frame, 1 << 20).unwrap(), input);
         // Under a smaller limit too: the frame's bytes can make this much.
         assert_eq!(decompress(2, &frame, 1000).unwrap(), input);
+        // A Zstd frame is not a zlib writer's form, nor (unwritten here) a Zstd writer's.
+        let mut zlib = Vec::new();
+        assert!(compress(CompressionType::Zlib, &input, &mut zlib));
+        assert!(CompressionType::Zlib.stored_as(2, &zlib));
+        assert!(!CompressionType::Zlib.stored_as(2, &frame));
+        assert!(!CompressionType::Zstd.stored_as(2, &frame));
+        assert!(!CompressionType::Zstd.stored_as(2, &zlib));
+        assert!(CompressionType::Zstd.stored_as(0, &input));
+        assert!(!CompressionType::Snappy.stored_as(0, &input));
     }
 
     /// Past the floor (a large value's block) the first deflate buffer is twice the stored

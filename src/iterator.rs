@@ -19,7 +19,15 @@ pub trait InternalIterator: Send {
     fn value(&self) -> &[u8];
     /// The first error met, if any. An iterator that met an error is not valid.
     fn status(&self) -> Result<()>;
+    /// The stored data block the current entry is the only entry of, when the entry comes
+    /// straight from a table: a compaction writes such a block (a large value) as stored
+    /// instead of compressing it again (`TableBuilder::add_copied`). `None` by default.
+    fn sole_entry_block(&self) -> Option<SoleEntryBlock> {
+        None
+    }
 }
+
+pub use crate::table::table::SoleEntryBlock;
 
 /// An iterator over nothing, possibly carrying an error.
 pub struct EmptyIterator {

@@ -108,6 +108,13 @@ pub struct Options {
     /// does (a compaction may then cut its outputs at slightly different keys). Default: the number of cores
     /// (at most 8); always 0 on wasm.
     pub compression_threads: usize,
+    /// A compaction writes a value of at least `block_size` that sits alone in its block by
+    /// copying the stored block (checksum verified) when it is in the form the table's codec
+    /// stores, instead of decompressing it and compressing it again: moving large values costs
+    /// a copy, and a block this build compressed is the same bytes either way (another
+    /// LevelDB's stays as it compressed it). Off: every block is rebuilt, as LevelDB does.
+    /// Default: true.
+    pub copy_stored_blocks: bool,
 }
 
 impl Default for Options {
@@ -145,6 +152,7 @@ impl Options {
             background_thread: cfg!(not(target_arch = "wasm32")),
             readahead_threads: default_readahead_threads(),
             compression_threads: default_readahead_threads(),
+            copy_stored_blocks: true,
         }
     }
 

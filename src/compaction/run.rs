@@ -4,6 +4,10 @@
 //! that every snapshot can see are dropped, and so are deletions when no deeper level can hold
 //! the key. Outputs are cut at the target file size or where they would overlap too much of
 //! the grandparent level. Every output table is synced and re-opened before it is installed.
+//! An entry that is alone in its input block and would be alone in its output block (a value
+//! of at least `block_size`) is written by copying the stored block, checksum verified, when
+//! it is in the form the output's codec stores (`TableBuilder::add_copied`): a block this
+//! build compressed comes out as a rebuild would write it.
 
 use std::sync::Arc;
 
@@ -86,6 +90,8 @@ pub struct CompactionStats {
     pub entries_in: u64,
     pub entries_out: u64,
     pub entries_dropped: u64,
+    /// Data blocks written as they were stored (one large value each), not recompressed.
+    pub blocks_copied: u64,
 }
 
 struct Output {
@@ -199,7 +205,20 @@ pub fn run_compaction(
                 let Some(builder) = out.builder.as_mut() else {
                     return Err(Error::internal("compaction output already finished"));
                 };
-                builder.add(key, input.value())?;
+                // A large value alone in its block keeps the block as stored: no
+                // decompressed copy is compressed again (`TableBuilder::add_copied`).
+                let copied = match input.sole_entry_block() {
+                    Some(b) if builder.may_copy(b.compression_id, b.decoded_len) => {
+                        let (stored, type_id) = b.read()?;
+                        builder.add_copied(key, b.decoded_len, stored, type_id)?
+                    }
+                    _ => false,
+                };
+                if copied {
+                    stats.blocks_copied += 1;
+                } else {
+                    builder.add(key, input.value())?;
+                }
                 stats.entries_out += 1;
                 if builder.reached(c.limits.max_file_size)? {
                     finish_output(&mut current, &mut outputs, env)?;

@@ -219,19 +219,20 @@ impl DbInner {
         let result = run_compaction(&mut c, &env);
         let mut st = self.state.lock().unwrap();
         let result = match result {
-            Ok((mut edit, _stats)) => {
+            Ok((mut edit, stats)) => {
                 let outputs: Vec<u64> = edit.new_files.iter().map(|(_, f)| f.number).collect();
                 let (s, r) = self.log_and_apply(st, &mut edit);
                 st = s;
                 for n in outputs {
                     st.pending_outputs.remove(&n);
                 }
-                r
+                r.map(|()| stats.blocks_copied)
             }
             Err(e) => Err(e),
         };
-        if result.is_ok() {
+        if let Ok(copied) = result {
             st.compactions += 1;
+            st.blocks_copied += copied;
             for f in &c.inputs[0] {
                 Self::clear_file_to_compact(&version, f.number);
             }
@@ -245,7 +246,7 @@ impl DbInner {
             st.bg_error.get_or_insert_with(|| e.clone());
         }
         st = self.delete_obsolete_files(st);
-        (st, result)
+        (st, result.map(|_| ()))
     }
 
     fn clear_file_to_compact(version: &crate::version::Version, number: u64) {

@@ -270,6 +270,8 @@ struct State {
     /// Compactions and flushes done, for properties.
     compactions: u64,
     flushes: u64,
+    /// Data blocks compactions copied as stored instead of recompressing.
+    blocks_copied: u64,
     /// Write groups committed since the open (one log record each when the log is on): the
     /// leader's batch with the writers it took along, so writes / groups is the commit fan-in.
     write_groups: u64,
@@ -337,6 +339,9 @@ pub struct Properties {
     pub memtable_bytes: usize,
     pub compactions: u64,
     pub flushes: u64,
+    /// Data blocks compactions wrote as they were stored (a value of at least `block_size`
+    /// alone in its block, in the table's codec) instead of decompressing and compressing them.
+    pub blocks_copied: u64,
     /// Write groups committed since the open (LevelDB's group commit: one log record for the
     /// writers that waited together; the wasm worker groups the puts of one message).
     pub write_groups: u64,
@@ -433,6 +438,7 @@ impl Db {
             last_sequence: st.versions.last_sequence,
             memtable_bytes: st.mem.approximate_memory_usage(),
             compactions: st.compactions,
+            blocks_copied: st.blocks_copied,
             flushes: st.flushes,
             write_groups: st.write_groups,
         }

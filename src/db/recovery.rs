@@ -348,6 +348,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             manual: None,
             compactions: 0,
             flushes: 0,
+            blocks_copied: 0,
             write_groups: 0,
         }),
         bg_cv: Condvar::new(),

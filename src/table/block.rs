@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::compare_internal_keys;
-use crate::util::coding::{decode_fixed32, get_varint32};
+use crate::util::coding::{decode_fixed32, get_varint32, varint_length};
 
 /// An immutable, shareable block.
 pub struct Block {
@@ -19,6 +19,10 @@ pub struct Block {
     /// Offset of the restart array.
     restarts: usize,
     num_restarts: u32,
+    /// The compression id of the stored block this was decoded from, where the reader knows
+    /// it (a whole data block read from its table); `None` for blocks built otherwise (a
+    /// decode worker's, possibly filtered, or an index block).
+    compression_id: Option<u8>,
 }
 
 /// Where a block's bytes live.
@@ -70,7 +74,19 @@ impl Block {
             data,
             restarts,
             num_restarts,
+            compression_id: None,
         })
+    }
+
+    /// This block, as decoded whole from a stored block with compression id `id`.
+    pub fn stored_as(mut self, id: u8) -> Block {
+        self.compression_id = Some(id);
+        self
+    }
+
+    /// The compression id of the stored block this was decoded from whole, if known.
+    pub fn compression_id(&self) -> Option<u8> {
+        self.compression_id
     }
 
     /// The block's bytes, given up (a mapped block's copied).
@@ -186,6 +202,31 @@ pub struct BlockIter {
 }
 
 impl BlockIter {
+    /// Whether the current entry is the block's only entry, in the block a `BlockBuilder`
+    /// makes of it alone: it starts the block, its value ends at the restart array, the one
+    /// restart point is 0 and every varint is minimal (the block is exactly as long as that
+    /// layout). A block laid out otherwise (another writer's) is not reported, so a copy of
+    /// it is always the block a rebuild would make.
+    pub fn is_sole_entry(&self) -> bool {
+        let (key, value) = (self.key.len(), self.value.1);
+        self.current == 0
+            && self.valid()
+            && self.next_entry_offset() == self.block.restarts
+            && self.block.restart_point(0) == 0
+            && self.block.size()
+                == 1 + varint_length(key as u64) + varint_length(value as u64) + key + value + 8
+    }
+
+    /// The decoded block's size in bytes.
+    pub fn block_size(&self) -> usize {
+        self.block.size()
+    }
+
+    /// The compression id of the stored block this block was decoded from whole, if known.
+    pub fn block_compression_id(&self) -> Option<u8> {
+        self.block.compression_id
+    }
+
     fn next_entry_offset(&self) -> usize {
         self.value.0 + self.value.1
     }

@@ -104,6 +104,15 @@ impl Job {
         })
     }
 
+    /// A run of one block already in its stored form (a block a compaction copies).
+    pub fn ready(kind: CompressionType, block: CompressedBlock) -> Arc<Job> {
+        Arc::new(Job {
+            kind,
+            state: Mutex::new(JobState::Done(VecDeque::from([block]))),
+            done: Condvar::new(),
+        })
+    }
+
     /// Adds a block to a run nobody has started; once it is started, hands the buffers back.
     pub fn push(
         &self,

@@ -248,6 +248,13 @@ impl InternalIterator for MergingIterator {
         }
     }
 
+    fn sole_entry_block(&self) -> Option<crate::iterator::SoleEntryBlock> {
+        match self.current {
+            Some(i) if self.error.is_none() => self.children[i].sole_entry_block(),
+            _ => None,
+        }
+    }
+
     fn status(&self) -> Result<()> {
         if let Some(e) = &self.error {
             return Err(e.clone());

@@ -22,6 +22,26 @@ use crate::key::extract_user_key;
 use crate::options::ReadOptions;
 use crate::storage::{read_exact_at, RandomAccessFile};
 
+/// A stored data block holding exactly one entry, the one an iterator stands on, laid out as
+/// a `BlockBuilder` lays it out (`InternalIterator::sole_entry_block`): where it lies, its
+/// compression id and its decoded size.
+#[derive(Clone)]
+pub struct SoleEntryBlock {
+    pub table: Arc<Table>,
+    pub handle: BlockHandle,
+    /// The compression id in the block's trailer, as it was read and decoded.
+    pub compression_id: u8,
+    /// Bytes of the decoded block (its entry, one restart point and the restart count).
+    pub decoded_len: usize,
+}
+
+impl SoleEntryBlock {
+    /// The block as stored (`read_stored_block`).
+    pub fn read(&self) -> Result<(Vec<u8>, u8)> {
+        self.table.read_stored_block(self.handle)
+    }
+}
+
 /// Settings a table reader needs from the database.
 #[derive(Clone)]
 pub struct TableSettings {
@@ -212,7 +232,8 @@ impl Table {
         .map_err(|e| e.in_file(self.name.clone()))?;
         let id = contents.compression_id;
         let block = Block::new(contents.data)
-            .map_err(|e| e.in_file(self.name.clone()).at_offset(handle.offset))?;
+            .map_err(|e| e.in_file(self.name.clone()).at_offset(handle.offset))?
+            .stored_as(id);
         Ok((block, id))
     }
 
@@ -238,11 +259,28 @@ impl Table {
         Some((|| {
             if raw[n] != 0 {
                 let contents = decode_block_slice(raw, verify, max)?;
-                return Ok((Block::new(contents.data)?, contents.compression_id));
+                let id = contents.compression_id;
+                return Ok((Block::new(contents.data)?.stored_as(id), id));
             }
             check_trailer(raw, verify)?;
-            Ok((Block::mapped(map.slice(start..start + n))?, 0))
+            Ok((Block::mapped(map.slice(start..start + n))?.stored_as(0), 0))
         })())
+    }
+
+    /// The block at `handle` as stored, without its trailer, and its compression id: the
+    /// bytes a compaction copies into a new table (`TableBuilder::add_copied`). Its checksum
+    /// is always verified, since a copy would carry damage on under a fresh trailer.
+    pub fn read_stored_block(&self, handle: BlockHandle) -> Result<(Vec<u8>, u8)> {
+        (|| {
+            check_handle(handle, self.size, self.settings.max_block_size)?;
+            let n = handle.size as usize; // check_handle: size + trailer fits in a usize
+            let mut raw = read_exact_at(&*self.file, handle.offset, n + BLOCK_TRAILER_SIZE)?;
+            check_trailer(&raw, true)?;
+            let type_id = raw[n];
+            raw.truncate(n);
+            Ok((raw, type_id))
+        })()
+        .map_err(|e: Error| e.in_file(self.name.clone()).at_offset(handle.offset))
     }
 
     /// Every data block's handle, in file order (decoded from the index once).
@@ -329,7 +367,7 @@ impl Table {
                 let start = (h.offset - span_start) as usize;
                 let raw = &bytes[start..start + h.size as usize + BLOCK_TRAILER_SIZE];
                 decode_block_slice(raw, verify, max)
-                    .and_then(|c| Block::new(c.data))
+                    .and_then(|c| Ok(Block::new(c.data)?.stored_as(c.compression_id)))
                     .map(Arc::new)
                     .map_err(|e| e.in_file(self.name.clone()).at_offset(h.offset))
             })
@@ -430,6 +468,7 @@ impl Table {
                 inner: self.index.iter(),
                 file: self.name.clone(),
                 offset: self.index_offset,
+                source: None,
             },
             opener,
         )
@@ -584,6 +623,7 @@ impl InnerOpener for BlockOpener {
             inner: block.iter(),
             file: self.table.name.clone(),
             offset,
+            source: Some((self.table.clone(), handle)),
         })
     }
 }
@@ -593,6 +633,8 @@ pub struct AnnotatedBlockIter {
     inner: BlockIter,
     file: String,
     offset: u64,
+    /// The table and handle of a data block (not of the index), for `sole_entry_block`.
+    source: Option<(Arc<Table>, BlockHandle)>,
 }
 
 impl InternalIterator for AnnotatedBlockIter {
@@ -619,6 +661,18 @@ impl InternalIterator for AnnotatedBlockIter {
     }
     fn value(&self) -> &[u8] {
         self.inner.value()
+    }
+    fn sole_entry_block(&self) -> Option<SoleEntryBlock> {
+        let (table, handle) = self.source.as_ref()?;
+        // Only a block decoded whole from its stored bytes (never a decode worker's, which
+        // may hold some of the entries only).
+        let compression_id = self.inner.block_compression_id()?;
+        self.inner.is_sole_entry().then(|| SoleEntryBlock {
+            table: table.clone(),
+            handle: *handle,
+            compression_id,
+            decoded_len: self.inner.block_size(),
+        })
     }
     fn status(&self) -> Result<()> {
         self.inner

@@ -11,6 +11,10 @@
 //! A block's filter keys and index entry wait with it, since both need its final offset.
 //! Without a pool (wasm, `compression_threads` 0) every block is compressed and written as it
 //! is cut, as LevelDB does.
+//!
+//! A compaction may hand over a block already stored (`add_copied`: one entry that fills a
+//! block alone, in this table's codec); it takes its place in the order like any cut block,
+//! with nothing left to compress, and its bytes are those the entry's own block would get.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -50,6 +54,8 @@ pub struct TableBuilderOptions {
     pub compression_pool: Option<Arc<CompressionPool>>,
     /// Raw bytes of cut blocks in flight with a pool, at most (beyond a single block).
     pub pipeline_bytes: usize,
+    /// Whether `add_copied` takes stored blocks (`Options::copy_stored_blocks`).
+    pub copy_stored_blocks: bool,
 }
 
 impl From<&crate::options::Options> for TableBuilderOptions {
@@ -61,6 +67,7 @@ impl From<&crate::options::Options> for TableBuilderOptions {
             bloom_bits_per_key: o.bloom_bits_per_key,
             compression_pool: None,
             pipeline_bytes: pipeline_bytes(o.max_file_size),
+            copy_stored_blocks: o.copy_stored_blocks,
         }
     }
 }
@@ -135,6 +142,62 @@ impl TableBuilder {
 
     /// Adds an entry; `key` is an internal key greater than every key added before.
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.start_entry(key);
+        self.data_block.add(key, value);
+        if self.data_block.current_size_estimate() >= self.options.block_size {
+            self.flush_data_block()?;
+        }
+        Ok(())
+    }
+
+    /// Whether the entry of a stored one-entry block (compression id `compression_id`,
+    /// decoding to `decoded_len` bytes) may be copied here (`add_copied`), as far as is known
+    /// before its bytes are read: copies are on, the entry is cut as a block of its own here
+    /// (the data block is empty and the entry alone reaches `block_size`: a one-entry block's
+    /// size is `current_size_estimate` after its `add`), and the id is this table's codec's.
+    pub fn may_copy(&self, compression_id: u8, decoded_len: usize) -> bool {
+        self.options.copy_stored_blocks
+            && self.data_block.is_empty()
+            && decoded_len >= self.options.block_size
+            && compression_id == self.options.compression.written_id()
+    }
+
+    /// Adds `key`, the only entry of a block stored elsewhere as `stored` with compression id
+    /// `type_id` and decoding to `decoded_len` bytes (laid out as `BlockBuilder` lays out one
+    /// entry: `BlockIter::is_sole_entry`), by writing those bytes as they are: the block `add`
+    /// would build here, cut and store, without compressing it again. Refused (false, nothing
+    /// added; the caller `add`s the entry) unless `may_copy` holds, the bytes are in this
+    /// table's codec, and a compressed block saves the eighth `compress_block` asks for.
+    /// Bytes this build compressed are the bytes a rebuild writes; another writer's stay as
+    /// that writer compressed them (the same block, decoded).
+    pub fn add_copied(
+        &mut self,
+        key: &[u8],
+        decoded_len: usize,
+        stored: Vec<u8>,
+        type_id: u8,
+    ) -> Result<bool> {
+        let pays = type_id == 0 || stored.len() < decoded_len - decoded_len / 8;
+        if !self.may_copy(type_id, decoded_len)
+            || !self.options.compression.stored_as(type_id, &stored)
+            || !pays
+        {
+            return Ok(false);
+        }
+        self.start_entry(key);
+        let stored_len = stored.len();
+        let block = CompressedBlock {
+            data: stored,
+            type_id,
+            spare: Vec::new(),
+        };
+        self.queue_block(Job::ready(self.options.compression, block), stored_len)?;
+        Ok(true)
+    }
+
+    /// An entry's bookkeeping before its bytes go in a block: the index entry of the block
+    /// before it (whose separator needed this key), its filter key, the last key, the count.
+    fn start_entry(&mut self, key: &[u8]) {
         if let Some(handle) = self.pending_index_entry.take() {
             let sep = internal_shortest_separator(&self.last_key, key);
             self.add_index_entry(&sep, handle);
@@ -150,11 +213,6 @@ impl TableBuilder {
         self.last_key.clear();
         self.last_key.extend_from_slice(key);
         self.num_entries += 1;
-        self.data_block.add(key, value);
-        if self.data_block.current_size_estimate() >= self.options.block_size {
-            self.flush_data_block()?;
-        }
-        Ok(())
     }
 
     fn add_index_entry(&mut self, separator: &[u8], handle: BlockHandle) {
@@ -192,6 +250,12 @@ impl TableBuilder {
             }
             (None, _) => self.new_run(raw, scratch),
         };
+        self.queue_block(job, raw_len)
+    }
+
+    /// Queues a cut block (in `job`, of `raw_len` bytes at most once stored) with the filter
+    /// keys gathered for it, then writes the blocks the pipeline no longer holds.
+    fn queue_block(&mut self, job: Arc<Job>, raw_len: usize) -> Result<()> {
         let keys = std::mem::take(&mut self.block_keys);
         let key_ends = std::mem::take(&mut self.block_key_ends);
         self.pending_keys += key_bytes(&keys, &key_ends);

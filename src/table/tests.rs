@@ -176,6 +176,7 @@ fn test_options(
         bloom_bits_per_key: 10,
         compression_pool: pool,
         pipeline_bytes,
+        copy_stored_blocks: true,
     }
 }
 
@@ -1181,4 +1182,99 @@ fn pooled_writer_dropped() {
     );
     let (plain, _) = pooled_table(&entries, CompressionType::ZlibRaw, 512, None, false);
     assert!(bytes == plain);
+}
+
+/// A block's only entry is reported only in the layout `BlockBuilder` gives it alone (one
+/// restart point at 0, minimal varints): a copy of it is then the block a rebuild makes.
+#[test]
+fn a_sole_entry_is_reported_only_in_a_builders_layout() {
+    let key = make_internal_key(b"alone", 7, ValueType::Value);
+    let value = vec![b'v'; 300];
+    let sole = |data: Vec<u8>| {
+        let block = Arc::new(Block::new(data).unwrap().stored_as(1));
+        let mut it = block.iter();
+        it.seek_to_first();
+        assert!(it.valid());
+        assert_eq!((it.key(), it.value()), (&key[..], &value[..]));
+        let first = it.is_sole_entry();
+        it.next();
+        (first, it.valid())
+    };
+    let mut b = BlockBuilder::new(16);
+    b.add(&key, &value);
+    let canonical = b.finish().to_vec();
+    assert_eq!(sole(canonical.clone()), (true, false));
+    // Two restart points (both 0): the same entry, a longer block.
+    let mut two = canonical[..canonical.len() - 4].to_vec();
+    two.extend_from_slice(&0u32.to_le_bytes());
+    two.extend_from_slice(&2u32.to_le_bytes());
+    assert_eq!(sole(two), (false, false));
+    // `shared` as a two-byte varint (0x80 0x00).
+    let mut padded = vec![0x80, 0x00];
+    padded.extend_from_slice(&canonical[1..]);
+    assert_eq!(sole(padded), (false, false));
+    // Two entries: neither is alone.
+    let mut b = BlockBuilder::new(16);
+    b.add(&key, &value);
+    b.add(&make_internal_key(b"alone", 6, ValueType::Value), b"x");
+    let block = Arc::new(Block::new(b.finish().to_vec()).unwrap().stored_as(1));
+    let mut it = block.iter();
+    it.seek_to_first();
+    assert!(!it.is_sole_entry());
+    it.next();
+    assert!(it.valid() && !it.is_sole_entry());
+}
+
+/// `add_copied` takes a stored block only where a rebuild would store those very bytes.
+#[test]
+fn add_copied_refuses_what_a_rebuild_would_store_otherwise() {
+    let s = MemStorage::new();
+    let key = |i: u64| make_internal_key(format!("k{i:03}").as_bytes(), i, ValueType::Value);
+    let value = vec![b'v'; 6_000];
+    let mut raw = BlockBuilder::new(16);
+    raw.add(&key(1), &value);
+    let raw = raw.finish().to_vec();
+    let decoded = raw.len();
+    let mut snappy = Vec::new();
+    assert!(crate::compress::compress(
+        CompressionType::Snappy,
+        &raw,
+        &mut snappy
+    ));
+    assert!(snappy.len() < decoded / 8);
+    let mut b = TableBuilder::new(
+        test_options(CompressionType::Snappy, 4096, None, 0),
+        s.create("t.ldb").unwrap(),
+    );
+    // Another codec's id; a raw block (Snappy might compress it); too little saved.
+    assert!(!b.add_copied(&key(1), decoded, raw.clone(), 0).unwrap());
+    assert!(!b.add_copied(&key(1), decoded, snappy.clone(), 4).unwrap());
+    let short = vec![0u8; decoded - decoded / 8];
+    assert!(!b.add_copied(&key(1), decoded, short, 1).unwrap());
+    // A block under `block_size` would share its block with the next entry.
+    assert!(!b.add_copied(&key(1), 4095, snappy.clone(), 1).unwrap());
+    assert_eq!(b.num_entries(), 0);
+    assert!(b.add_copied(&key(1), decoded, snappy.clone(), 1).unwrap());
+    // Behind a small entry the data block is not empty.
+    b.add(&key(2), b"small").unwrap();
+    assert!(!b.add_copied(&key(3), decoded, snappy.clone(), 1).unwrap());
+    assert_eq!(b.num_entries(), 2);
+    let (_, size) = b.finish().unwrap();
+
+    // The table reads back: the copied entry, then the small one.
+    let table = open_table(&s, size);
+    let mut it = table.iter(ReadOptions::default());
+    it.seek_to_first();
+    assert_eq!((it.key(), it.value()), (&key(1)[..], &value[..]));
+    it.next();
+    assert_eq!((it.key(), it.value()), (&key(2)[..], &b"small"[..]));
+    it.next();
+    assert!(!it.valid());
+    it.status().unwrap();
+
+    // Copies off: nothing is taken.
+    let mut off = test_options(CompressionType::Snappy, 4096, None, 0);
+    off.copy_stored_blocks = false;
+    let mut b = TableBuilder::new(off, s.create("u.ldb").unwrap());
+    assert!(!b.add_copied(&key(1), decoded, snappy, 1).unwrap());
 }

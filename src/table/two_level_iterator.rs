@@ -191,6 +191,13 @@ impl<I: InternalIterator, O: InnerOpener> InternalIterator for TwoLevelIterator<
         self.inner.as_ref().map_or(&[], |i| i.value())
     }
 
+    fn sole_entry_block(&self) -> Option<crate::iterator::SoleEntryBlock> {
+        match &self.inner {
+            Some(inner) if self.error.is_none() => inner.sole_entry_block(),
+            _ => None,
+        }
+    }
+
     fn status(&self) -> Result<()> {
         if let Some(e) = &self.error {
             return Err(e.clone());

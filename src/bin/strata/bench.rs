@@ -36,6 +36,8 @@ struct Flags {
     max_file_size: Option<u64>,
     /// `--compression_threads=N`: Strata's block-compression workers (default: the cores).
     compression_threads: Option<usize>,
+    /// `--copy_stored_blocks=0`: compactions rebuild every block (`Options::copy_stored_blocks`).
+    copy_stored_blocks: bool,
     db: String,
     use_existing_db: bool,
     compression: CompressionType,
@@ -116,6 +118,7 @@ fn parse(raw: &[String]) -> Result<Flags, CliError> {
         "write_buffer_size",
         "max_file_size",
         "compression_threads",
+        "copy_stored_blocks",
         "db",
         "use_existing_db",
         "compression",
@@ -177,6 +180,7 @@ fn parse(raw: &[String]) -> Result<Flags, CliError> {
             .filter(|&v| v > 0)
             .map(|v| v as u64),
         compression_threads: args.number("compression_threads")?.map(|n| n as usize),
+        copy_stored_blocks: !matches!(args.value("copy_stored_blocks"), Some("0") | Some("false")),
         db: args
             .value("db")
             .unwrap_or("/tmp/strata-dbbench")
@@ -208,6 +212,7 @@ impl Flags {
         if let Some(n) = self.compression_threads {
             o.compression_threads = n;
         }
+        o.copy_stored_blocks = self.copy_stored_blocks;
         if bulk {
             o.disable_auto_compactions = true;
             o.l0_slowdown_writes_trigger = usize::MAX;
