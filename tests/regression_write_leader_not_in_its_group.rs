@@ -18,22 +18,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::watchdog::watchdog;
+use common::watchdog::{spawn, watchdog};
 use strata::storage::{MemStorage, Storage};
 use strata::util::sync_point::{self, thread_name, Latch};
 use strata::{Db, Options, ReadOptions, WriteOptions};
 
 const STEP: Duration = Duration::from_secs(20);
-
-fn spawn<T: Send + 'static>(
-    name: &str,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> std::thread::JoinHandle<T> {
-    std::thread::Builder::new()
-        .name(name.to_string())
-        .spawn(f)
-        .unwrap()
-}
 
 #[test]
 fn a_writer_behind_a_forced_switch_never_leads_a_group_without_itself() {

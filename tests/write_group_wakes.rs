@@ -14,22 +14,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::watchdog::watchdog;
+use common::watchdog::{spawn, watchdog};
 use strata::storage::{MemStorage, Storage};
 use strata::util::sync_point::{self, thread_name, Latch};
 use strata::{Db, Options, ReadOptions, WriteOptions};
 
 const STEP: Duration = Duration::from_secs(20);
-
-fn spawn<T: Send + 'static>(
-    name: &str,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> std::thread::JoinHandle<T> {
-    std::thread::Builder::new()
-        .name(name.to_string())
-        .spawn(f)
-        .unwrap()
-}
 
 fn open() -> (Arc<dyn Storage>, Options, Arc<Db>) {
     let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());

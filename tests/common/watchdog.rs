@@ -6,6 +6,17 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+/// Starts `f` on a thread named `name` (what sync points and `thread_name` match on).
+pub fn spawn<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(f)
+        .expect("spawn a test thread")
+}
+
 /// Runs `body` under a watchdog of `limit`; `progress` describes the state reached.
 pub fn watchdog<T: Send + 'static>(
     what: &str,
