@@ -108,7 +108,7 @@ pub struct Options {
     /// does (a compaction may then cut its outputs at slightly different keys). Default: the number of cores
     /// (at most 8); always 0 on wasm.
     pub compression_threads: usize,
-    /// A compaction writes a value of at least `block_size` that sits alone in its block by
+    /// A compaction writes a value whose block holds it alone and reaches `block_size` by
     /// copying the stored block (checksum verified) when it is in the form the table's codec
     /// stores, instead of decompressing it and compressing it again: moving large values costs
     /// a copy, and a block this build compressed is the same bytes either way (another

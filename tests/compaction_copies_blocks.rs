@@ -62,7 +62,7 @@ fn sized_options(
 ///
 /// Alone in their input blocks: A's 0-29, 41-49, 50 and 51 (40 follows the small ones into
 /// their block; 51 is too small to fill a block), B's 5 (B's first entry; 45 shares a block
-/// with the deletion and the small 20). The compaction drops 7 and the old 5 and 20, and
+/// with the deletion and the small 20). The compaction drops 7 and the old 5, 20 and 45, and
 /// copies 0-6, 8-19, 22-29, 41-44 and 46-49: 35 blocks (21 joins B's small 20 in a block),
 /// and 50 too when the output's codec is none (stored raw is then this codec's form).
 ///

@@ -88,6 +88,10 @@ export interface Properties {
   memtableBytes: number;
   compactions: number;
   flushes: number;
+  /** Data blocks compactions wrote as they were stored (one value alone in a block that reaches
+   * the block size, already in the table's codec) instead of decompressing and compressing them
+   * again. */
+  blocksCopied: number;
   /** Write groups committed since the open: one log record each. Puts and dels that crossed
    * to the engine's worker in one message share one (group commit), so writes / groups is
    * the fan-in. */

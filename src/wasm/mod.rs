@@ -514,13 +514,14 @@ impl Database {
         let p = self.db()?.properties();
         let list = |v: Vec<String>| v.join(",");
         Ok(format!(
-            "{{\"filesPerLevel\":[{}],\"bytesPerLevel\":[{}],\"lastSequence\":{},\"memtableBytes\":{},\"compactions\":{},\"flushes\":{},\"writeGroups\":{},\"snapshots\":{}}}",
+            "{{\"filesPerLevel\":[{}],\"bytesPerLevel\":[{}],\"lastSequence\":{},\"memtableBytes\":{},\"compactions\":{},\"flushes\":{},\"blocksCopied\":{},\"writeGroups\":{},\"snapshots\":{}}}",
             list(p.files_per_level.iter().map(|n| n.to_string()).collect()),
             list(p.bytes_per_level.iter().map(|n| n.to_string()).collect()),
             p.last_sequence,
             p.memtable_bytes,
             p.compactions,
             p.flushes,
+            p.blocks_copied,
             p.write_groups,
             self.snapshots.len()
         ))
