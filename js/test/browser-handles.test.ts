@@ -56,6 +56,22 @@ async function chromiumDriver(): Promise<Driver> {
 
 /** The longest one browser call may take (a slow, loaded machine: several times the usual). */
 const MANY_TABLES_TIMEOUT = 480_000;
+/** The longest a call after `manyTables` may take (each takes a few seconds): one that does
+ * not return fails the test naming itself, not after the protocol's bound. */
+const LATER_CALL_TIMEOUT = 120_000;
+
+/** `driver.call`, failing with the call's name and arguments after `ms`. */
+async function bounded<T>(driver: Driver, ms: number, name: string, ...args: unknown[]): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${name}(${JSON.stringify(args)}) did not return within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([driver.call<T>(name, ...args), limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 async function firefoxDriver(): Promise<Driver> {
   // One call (`manyTables`: import 1,500 files, scan, write, compact, reopen) takes ~65 s here
@@ -146,15 +162,15 @@ for (const [browserName, make, available] of drivers) {
 
       // A crash between a compaction that removed parked tables and their deletion: the journal
       // names them, and the next open deletes them (the engine never sees them again).
-      const stopped = await driver.call<{ pending: number; files: number }>('inWorker', 'compactAndStop', 64);
+      const stopped = await bounded<{ pending: number; files: number }>(driver, LATER_CALL_TIMEOUT, 'inWorker', 'compactAndStop', 64);
       expect(stopped.pending).toBeGreaterThan(0);
-      expect(await driver.call('killWorker')).toBe('killed');
+      expect(await bounded(driver, LATER_CALL_TIMEOUT, 'killWorker')).toBe('killed');
       let after: { scan: { entries: number }; files: number; spares: number; pending: number; sahFiles: number } | undefined;
       let lockedTries = 0;
       const retryUntil = Date.now() + 150_000;
       for (let attempt = 0; attempt < 50 && !after; attempt++) {
         try {
-          after = await driver.call('inWorker', 'reopenMany', 64);
+          after = await bounded(driver, LATER_CALL_TIMEOUT, 'inWorker', 'reopenMany', 64);
         } catch (e) {
           // The killed worker's handles and its leader lock are released asynchronously:
           // LEVEL_LOCKED for a moment, or (a loaded machine) its lock still held by nobody
@@ -163,7 +179,7 @@ for (const [browserName, make, available] of drivers) {
           const released = ['LEVEL_LOCKED', 'open in another', 'none was opening it'];
           if (!released.some((m) => String(e).includes(m)) || Date.now() > retryUntil) throw e;
           lockedTries++;
-          await driver.call('killWorker');
+          await bounded(driver, LATER_CALL_TIMEOUT, 'killWorker');
           await new Promise((res) => setTimeout(res, 200));
         }
       }
