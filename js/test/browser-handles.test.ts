@@ -60,11 +60,17 @@ const MANY_TABLES_TIMEOUT = 480_000;
  * not return fails the test naming itself, not after the protocol's bound. */
 const LATER_CALL_TIMEOUT = 120_000;
 
-/** `driver.call`, failing with the call's name and arguments after `ms`. */
+/** `driver.call`, failing after `ms` with the call's name, its arguments and the last step the
+ * page's worker reported. */
 async function bounded<T>(driver: Driver, ms: number, name: string, ...args: unknown[]): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${name}(${JSON.stringify(args)}) did not return within ${ms} ms`)), ms);
+    timer = setTimeout(() => {
+      const silent = new Promise<string>((res) => setTimeout(() => res('(the page did not answer)'), 5_000));
+      void Promise.race([driver.call<string>('lastStep'), silent])
+        .catch((e: unknown) => `(unknown: ${String(e)})`)
+        .then((step) => reject(new Error(`${name}(${JSON.stringify(args)}) did not return within ${ms} ms; the worker's last step: ${step}`)));
+    }, ms);
   });
   try {
     return await Promise.race([driver.call<T>(name, ...args), limit]);

@@ -40,25 +40,36 @@ async function sahFiles(location) {
   return n;
 }
 
+/** Tells the page how far a call got (`strataTest.lastStep`). */
+const step = (progress) => self.postMessage({ progress });
+
 const tests = {
   /** Overwrites keys and compacts (parked tables removed: journaled, deleted by the NEXT
    * call's prepare), then returns at once: the page kills this worker before another call. */
   async compactAndStop(max) {
+    step('opening');
     const db = await open('many', { maxHandles: max, profile: 'google' });
+    step('open');
     const ops = [];
     for (let i = 20000; i < 40000; i++) ops.push({ type: 'put', key: String(i).padStart(16, '0'), value: `w${i}` });
     for (let i = 0; i < ops.length; i += 1000) await db.batch(ops.slice(i, i + 1000));
+    step('written');
     await db.compactRange();
+    step('compacted');
     const st = OpfsPool.stats('many');
     self.postMessage({ ok: true, value: { pending: st.pending, files: st.files } });
     await new Promise(() => {}); // never closes: the worker is killed
   },
   /** After a crash: open, scan, and what is on disk. */
   async reopenMany(max) {
+    step('opening');
     const db = await open('many', { maxHandles: max, profile: 'google' });
+    step('open');
     const scan = await db.scan();
+    step('scanned');
     const st = OpfsPool.stats('many');
     await db.close();
+    step('closed');
     return { scan, files: st.files, spares: st.spares, pending: st.pending, sahFiles: await sahFiles('many') };
   },
   /** A database of ~1,500 tables under a bound of `max` handles: imported, scanned, written

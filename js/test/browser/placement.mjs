@@ -6,11 +6,29 @@ import { open, destroy, engineInfo } from '/pkg/dist/browser.js';
 
 const dec = new TextDecoder();
 let worker;
+/** The last step the worker reported (`{ progress }` messages), for a test whose call hangs. */
+let lastStep = 'none';
 
 function inWorker(run, ...args) {
   worker ??= new Worker('/test/browser/inline-worker.mjs', { type: 'module' });
+  lastStep = `${run}: sent`;
   return new Promise((resolve, reject) => {
-    worker.onmessage = (ev) => (ev.data.ok ? resolve(ev.data.value) : reject(Object.assign(new Error(ev.data.error.message), ev.data.error)));
+    worker.onmessage = (ev) => {
+      if (ev.data.progress) {
+        lastStep = `${run}: ${ev.data.progress}`;
+        return;
+      }
+      lastStep = `${run}: answered`;
+      if (ev.data.ok) resolve(ev.data.value);
+      else reject(Object.assign(new Error(ev.data.error.message), ev.data.error));
+    };
+    // A worker that fails outside a call's try (its module, an uncaught error) or sends what
+    // cannot be read fails the call instead of leaving it waiting.
+    worker.onerror = (e) => {
+      lastStep = `${run}: worker error`;
+      reject(new Error(`the worker failed during ${run}: ${e.message ?? e}`));
+    };
+    worker.onmessageerror = () => reject(new Error(`a message of the worker could not be read during ${run}`));
     worker.postMessage({ run, args });
   });
 }
@@ -19,6 +37,10 @@ const key = (i) => `k${String(i).padStart(6, '0')}`;
 
 window.strataTest = {
   inWorker,
+  /** The last step the dedicated worker reported. */
+  lastStep() {
+    return lastStep;
+  },
   /** Ends the dedicated worker at once (a crash, as far as its storage can tell). */
   killWorker() {
     worker?.terminate();
