@@ -3,6 +3,8 @@
 //! their input table and would be alone in the output, only in the output's codec, and the
 //! output tables are byte for byte those a compaction rebuilding every block writes.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -97,17 +99,7 @@ fn scenario(dir: &Path, write: &Options, compact: &Options) -> (u64, u64, usize)
     let db = Db::open_path(d, compact.clone()).unwrap();
     db.compact_range(None, None).unwrap();
     let props = db.properties();
-    let got: Model = {
-        let mut it = db.iter(&ReadOptions::default());
-        it.seek_to_first();
-        let mut m = Model::new();
-        while it.valid() {
-            m.insert(it.key().to_vec(), it.value().to_vec());
-            it.next();
-        }
-        it.status().unwrap();
-        m
-    };
+    let got: Model = common::entries(&db).into_iter().collect();
     assert_eq!(got.len(), 51);
     assert!(got == model, "contents after the compaction");
     let tables = db.version().all_files().count();

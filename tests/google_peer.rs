@@ -4,7 +4,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use strata::{Db, Options, ReadOptions};
 
@@ -23,18 +22,15 @@ fn make_google_db(
 ) -> (String, Entries, Vec<Vec<u8>>) {
     let dir = tmp.join(format!("google-{compression}-{seed}"));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/google_db.py");
-    let out = Command::new(std::env::var("PYTHON").unwrap_or("python3".into()))
-        .arg(&script)
-        .arg(&dir)
-        .arg(compression)
-        .arg(seed.to_string())
-        .arg(ops.to_string())
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "plyvel writer failed (run scripts/setup.sh): {}",
-        String::from_utf8_lossy(&out.stderr)
+    common::run_python(
+        "plyvel writer",
+        [
+            script.as_os_str(),
+            dir.as_os_str(),
+            compression.as_ref(),
+            seed.to_string().as_ref(),
+            ops.to_string().as_ref(),
+        ],
     );
     let d = dir.to_string_lossy().into_owned();
     let expected = read_records(Path::new(&format!("{d}.expected")), true);
@@ -141,15 +137,9 @@ for i in range(400):
 db.compact_range()
 db.close()
 "#;
-    let out = Command::new(std::env::var("PYTHON").unwrap_or("python3".into()))
-        .args(["-c", script])
-        .arg(&dir)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "plyvel writer failed (run scripts/setup.sh): {}",
-        String::from_utf8_lossy(&out.stderr)
+    common::run_python(
+        "plyvel writer",
+        ["-c".as_ref(), script.as_ref(), dir.as_os_str()],
     );
     let mut model = std::collections::BTreeMap::new();
     for i in 0..400usize {
@@ -183,15 +173,7 @@ db.close()
     let props = db.properties();
     assert_eq!(props.blocks_copied, 297, "{props:?}");
     let want: Entries = model.into_iter().collect();
-    let mut got = Vec::new();
-    let mut it = db.iter(&ReadOptions::default());
-    it.seek_to_first();
-    while it.valid() {
-        got.push((it.key().to_vec(), it.value().to_vec()));
-        it.next();
-    }
-    it.status().unwrap();
-    drop(it);
+    let got = common::entries(&db);
     drop(db);
     assert!(got == want, "Strata's reading after the compaction");
     let peer = common::dump_with_peer("plyvel", &dir);

@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::Rng;
+use common::{entries, Rng};
 use strata::db::WriteBatch;
 use strata::{Db, Options, ReadOptions, WriteOptions};
 
@@ -284,18 +284,6 @@ fn synced_logs_with_zero_filled_space_open_in_strata_and_both_leveldbs() {
         assert_eq!(info.logs[0].records, 299, "{profile}");
         assert_same(entries(&db), &shorter, profile);
     }
-}
-
-fn entries(db: &Db) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut it = db.iter(&ReadOptions::default());
-    it.seek_to_first();
-    let mut out = Vec::new();
-    while it.valid() {
-        out.push((it.key().to_vec(), it.value().to_vec()));
-        it.next();
-    }
-    it.status().unwrap();
-    out
 }
 
 /// Large values moved by compactions as copied blocks (`Options::copy_stored_blocks`): a

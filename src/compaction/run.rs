@@ -4,8 +4,8 @@
 //! that every snapshot can see are dropped, and so are deletions when no deeper level can hold
 //! the key. Outputs are cut at the target file size or where they would overlap too much of
 //! the grandparent level. Every output table is synced and re-opened before it is installed.
-//! An entry that is alone in its input block and would be alone in its output block (a value
-//! of at least `block_size`) is written by copying the stored block, checksum verified, when
+//! An entry that is alone in its input block and would be alone in its output block (its
+//! one-entry block reaches `block_size`) is written by copying the stored block, checksum verified, when
 //! it is in the form the output's codec stores (`TableBuilder::add_copied`): a block this
 //! build compressed comes out as a rebuild would write it.
 

@@ -466,9 +466,12 @@ impl Table {
         TwoLevelIterator::new(
             AnnotatedBlockIter {
                 inner: self.index.iter(),
-                file: self.name.clone(),
-                offset: self.index_offset,
-                source: None,
+                table: self.clone(),
+                handle: BlockHandle {
+                    offset: self.index_offset,
+                    size: 0,
+                },
+                data: false,
             },
             opener,
         )
@@ -618,12 +621,11 @@ impl InnerOpener for BlockOpener {
                 block
             }
         };
-        let offset = handle.offset;
         Ok(AnnotatedBlockIter {
             inner: block.iter(),
-            file: self.table.name.clone(),
-            offset,
-            source: Some((self.table.clone(), handle)),
+            table: self.table.clone(),
+            handle,
+            data: true,
         })
     }
 }
@@ -631,10 +633,11 @@ impl InnerOpener for BlockOpener {
 /// A block iterator whose errors name the table file and block offset.
 pub struct AnnotatedBlockIter {
     inner: BlockIter,
-    file: String,
-    offset: u64,
-    /// The table and handle of a data block (not of the index), for `sole_entry_block`.
-    source: Option<(Arc<Table>, BlockHandle)>,
+    /// The table (its name for errors) and where the block lies (its offset for errors).
+    table: Arc<Table>,
+    handle: BlockHandle,
+    /// A data block (not the index): one `sole_entry_block` may report.
+    data: bool,
 }
 
 impl InternalIterator for AnnotatedBlockIter {
@@ -663,21 +666,24 @@ impl InternalIterator for AnnotatedBlockIter {
         self.inner.value()
     }
     fn sole_entry_block(&self) -> Option<SoleEntryBlock> {
-        let (table, handle) = self.source.as_ref()?;
+        if !self.data {
+            return None;
+        }
         // Only a block decoded whole from its stored bytes (never a decode worker's, which
         // may hold some of the entries only).
         let compression_id = self.inner.block_compression_id()?;
         self.inner.is_sole_entry().then(|| SoleEntryBlock {
-            table: table.clone(),
-            handle: *handle,
+            table: self.table.clone(),
+            handle: self.handle,
             compression_id,
             decoded_len: self.inner.block_size(),
         })
     }
     fn status(&self) -> Result<()> {
-        self.inner
-            .status()
-            .map_err(|e| e.in_file(self.file.clone()).at_offset(self.offset))
+        self.inner.status().map_err(|e| {
+            e.in_file(self.table.name.clone())
+                .at_offset(self.handle.offset)
+        })
     }
 }
 

@@ -143,6 +143,37 @@ pub fn copy_dir(src: &Path, dst: &Path) {
     }
 }
 
+/// Runs Python (`$PYTHON`, else `python3`) with `args`; `what` names it when it fails (the
+/// peers come from scripts/setup.sh).
+pub fn run_python<I, S>(what: &str, args: I)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let out = std::process::Command::new(std::env::var("PYTHON").unwrap_or("python3".into()))
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{what} failed (run scripts/setup.sh): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Every entry of `db` in order, read with the default options.
+pub fn entries(db: &strata::Db) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut it = db.iter(&strata::ReadOptions::default());
+    it.seek_to_first();
+    let mut out = Vec::new();
+    while it.valid() {
+        out.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status().unwrap();
+    out
+}
+
 /// Reads database `dir` whole with a real LevelDB (`plyvel`: Google's, `amulet`: Mojang's,
 /// through tests/peers/dump_db.py) and returns its entries in iteration order. Both open it as
 /// writers: pass a copy where the original matters.
