@@ -7,7 +7,14 @@
 // - Every `decode` settles: with the worker's answer, or `{ ok: false }` when the worker failed
 //   or was terminated (the engine's cursor then decodes the run itself), so a scan never waits
 //   on a dead worker and never returns a wrong figure.
-// - Jobs go to the least loaded live worker; a dead worker is dropped from the pool.
+// - Jobs go to the least loaded live worker that said it is ready (its wasm instance is up); a
+//   dead worker is dropped from the pool.
+// - A pool is `started` once every worker said it is ready or went away, or after START_BOUND_MS
+//   (workers not ready by then are terminated and counted `late`). Passes begin only then, so
+//   no worker is starting while the engine's thread makes synchronous storage calls: in Firefox,
+//   the first scan with decode workers on the benchmark page stalled its whole worker (no
+//   timer fired for 110 s) three times in full test suites, each time with its decode workers
+//   starting while the scan's first steps read OPFS synchronously.
 // - `scanWithDecoders` keeps at most RUNS_PER_WORKER runs in flight per worker, lending more
 //   between steps of the scan, and yields to the event loop between steps so answers arrive.
 
@@ -22,45 +29,108 @@ export interface DecodeRequest {
   filter: number;
 }
 export type DecodeAnswer = { id: number; ok: true; packed: Uint8Array } | { id: number; ok: false; error?: string };
+/** What a decode worker posts: answers, and once, whether its instance started. */
+export type DecodeMessage = DecodeAnswer | { ready: true } | { ready: false; error: string };
 
 /** A worker as the pool needs it (Node's and the browser's differ). */
 export interface DecodePort {
   post(msg: DecodeRequest, transfer: ArrayBuffer[]): void;
-  /** Registers the answer handler and the "gone" handler (error or exit). */
-  listen(onAnswer: (a: DecodeAnswer) => void, onGone: (why: string) => void): void;
+  /** Registers the message handler and the "gone" handler (error or exit). */
+  listen(onMessage: (m: DecodeMessage) => void, onGone: (why: string) => void): void;
   terminate(): void;
+  /** Whether the worker posts `{ ready }` once its instance is up (the real workers do); a
+   * port that does not is ready at once. */
+  readonly announcesReady?: boolean;
 }
 
 export const RUNS_PER_WORKER = 3;
+
+/** Longest a pool waits for its workers to start (their wasm instances made) before passes go
+ * on without the ones not ready. */
+export const START_BOUND_MS = 10_000;
 
 interface Member {
   port: DecodePort;
   pending: Map<number, (a: DecodeAnswer) => void>;
   alive: boolean;
+  ready: boolean;
 }
 
 export class DecodePool {
   private readonly members: Member[] = [];
   private nextId = 1;
-  readonly stats = { sent: 0, answered: 0, failed: 0, workersLost: 0 };
+  /** `late`: workers terminated for not starting within the bound; `startMs`: how long the
+   * pool took to start. */
+  readonly stats = { sent: 0, answered: 0, failed: 0, workersLost: 0, late: 0, startMs: -1 };
+  /** Settles once every worker is ready or gone (or the bound passed): see the invariants. */
+  readonly started: Promise<void>;
+  private settleStart: () => void = () => {};
+  private startTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     spawn: () => DecodePort,
     readonly size: number,
+    startBoundMs = START_BOUND_MS,
   ) {
+    const t0 = Date.now();
+    this.started = new Promise<void>((resolve) => {
+      this.settleStart = () => {
+        if (this.stats.startMs >= 0) return;
+        this.stats.startMs = Date.now() - t0;
+        if (this.startTimer !== undefined) clearTimeout(this.startTimer);
+        this.startTimer = undefined;
+        trace(`decode pool started in ${this.stats.startMs} ms: ${this.live} of ${size} ready`);
+        resolve();
+      };
+    });
+    trace(`decode pool: starting ${size} worker(s)`);
     for (let i = 0; i < size; i++) {
-      const m: Member = { port: spawn(), pending: new Map(), alive: true };
+      let m: Member;
+      try {
+        const port = spawn();
+        m = { port, pending: new Map(), alive: true, ready: port.announcesReady !== true };
+      } catch (e) {
+        // No worker to be had (a policy refusing workers): the passes decode themselves.
+        trace(`decode pool: worker ${i} could not start: ${String(e)}`);
+        this.stats.workersLost += 1;
+        continue;
+      }
       m.port.listen(
-        (a) => {
-          const done = m.pending.get(a.id);
+        (msg) => {
+          if ('ready' in msg) {
+            if (msg.ready) m.ready = true;
+            else this.lose(m);
+            this.checkStarted();
+            return;
+          }
+          const done = m.pending.get(msg.id);
           if (!done) return;
-          m.pending.delete(a.id);
-          done(a);
+          m.pending.delete(msg.id);
+          done(msg);
         },
-        () => this.lose(m),
+        () => {
+          this.lose(m);
+          this.checkStarted();
+        },
       );
       this.members.push(m);
     }
+    this.checkStarted();
+    if (this.stats.startMs < 0) {
+      this.startTimer = setTimeout(() => {
+        for (const m of this.members) {
+          if (!m.alive || m.ready) continue;
+          this.stats.late += 1;
+          m.port.terminate();
+          this.lose(m);
+        }
+        this.settleStart();
+      }, startBoundMs);
+    }
+  }
+
+  private checkStarted(): void {
+    if (this.members.every((m) => m.ready || !m.alive)) this.settleStart();
   }
 
   private lose(m: Member): void {
@@ -71,20 +141,20 @@ export class DecodePool {
     m.pending.clear();
   }
 
-  /** Live workers. */
+  /** Live workers (started or starting). */
   get live(): number {
     return this.members.filter((m) => m.alive).length;
   }
 
-  /** Runs that can be in flight now. */
+  /** Runs that can be in flight now (on workers that are ready). */
   get capacity(): number {
-    return this.live * RUNS_PER_WORKER;
+    return this.members.filter((m) => m.alive && m.ready).length * RUNS_PER_WORKER;
   }
 
-  /** Decodes one run on the least loaded live worker; `{ ok: false }` if none can. */
+  /** Decodes one run on the least loaded ready worker; `{ ok: false }` if none can. */
   decode(raw: Uint8Array, sizes: Uint32Array, verify: boolean, max: number, filter = 0): Promise<DecodeAnswer> {
     const id = this.nextId++;
-    const live = this.members.filter((m) => m.alive);
+    const live = this.members.filter((m) => m.alive && m.ready);
     if (live.length === 0) return Promise.resolve({ id, ok: false, error: 'no decode worker' });
     const m = live.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
     this.stats.sent += 1;
@@ -117,6 +187,20 @@ export class DecodePool {
       m.port.terminate();
       this.lose(m);
     }
+    this.settleStart();
+  }
+}
+
+/** Reports a step of the pool or of a pass to `globalThis.strataTrace` when a page or a test
+ * set it (a diagnostic: called before each synchronous step, so the last report names where a
+ * stalled thread stopped). */
+function trace(text: string): void {
+  const f = (globalThis as { strataTrace?: (text: string) => void }).strataTrace;
+  if (typeof f !== 'function') return;
+  try {
+    f(text);
+  } catch {
+    // a diagnostic never fails the pass
   }
 }
 
@@ -210,10 +294,11 @@ const yieldNow: () => Promise<void> = (() => {
 async function stepWithDecoders(db: ScanTarget, cursor: Stepper, pool: DecodePool, alive: () => boolean): Promise<void> {
   let inflight = 0;
   let deliveryFailed: { error: unknown } | undefined;
-  for (;;) {
+  for (let step = 1; ; step++) {
     if (deliveryFailed) throw deliveryFailed.error;
     if (!alive()) throw Object.assign(new Error('Database is not open'), { code: 'LEVEL_DATABASE_NOT_OPEN' });
     const room = pool.capacity - inflight;
+    trace(`pass step ${step}: ${inflight} run(s) in flight, lending ${Math.max(0, room)}`);
     if (room > 0) {
       for (const run of unpackLent(db.lendRuns(room))) {
         inflight += 1;
@@ -229,7 +314,9 @@ async function stepWithDecoders(db: ScanTarget, cursor: Stepper, pool: DecodePoo
         });
       }
     }
+    trace(`pass step ${step}: stepping`);
     if (cursor.step(STEP_BYTES)) return;
+    trace(`pass step ${step}: yield`);
     await yieldNow();
   }
 }

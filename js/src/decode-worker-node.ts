@@ -1,6 +1,7 @@
 // A decode worker in Node (worker_threads): its own instance of the engine's wasm module
 // (compiled once by the parent and passed in `workerData`), inflating the runs of compressed
-// blocks a scan lends out (decode-pool.ts). Answers every request: decoded blocks, or an error.
+// blocks a scan lends out (decode-pool.ts). Says `{ ready: true }` once its instance is up, then
+// answers every request: decoded blocks, or an error.
 
 import { parentPort, workerData } from 'node:worker_threads';
 
@@ -10,6 +11,7 @@ import type { DecodeRequest } from './decode-pool.js';
 initSync({ module: (workerData as { module: WebAssembly.Module }).module });
 
 const port = parentPort!;
+port.postMessage({ ready: true });
 port.on('message', (m: DecodeRequest) => {
   try {
     const packed = decodeRun(m.raw, m.sizes, m.verify, m.max, m.filter);

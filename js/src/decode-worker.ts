@@ -1,7 +1,8 @@
 // A decode worker in browsers (a dedicated worker started by the engine's worker): its own
 // instance of the engine's wasm module (compiled once by the engine's worker and sent as the
 // first message), inflating the runs of compressed blocks a scan lends out (decode-pool.ts).
-// Answers every request: decoded blocks, or an error.
+// Says `{ ready }` once its instance is up (or could not be made: `{ ready: false, error }`),
+// then answers every request: decoded blocks, or an error.
 
 import init, { decodeRun } from '../wasm/strata.js';
 import type { DecodeRequest } from './decode-pool.js';
@@ -17,6 +18,10 @@ scope.onmessage = (ev) => {
   const m = ev.data;
   if ('module' in m) {
     ready = init({ module_or_path: m.module });
+    ready.then(
+      () => scope.postMessage({ ready: true }),
+      (e: unknown) => scope.postMessage({ ready: false, error: String((e as Error)?.message ?? e) }),
+    );
     return;
   }
   void (async () => {

@@ -440,7 +440,8 @@ export class Engine {
     }
   }
 
-  /** The decode workers, started on the first scan that wants them (shared by databases). */
+  /** The decode workers, started on the first scan that wants them (shared by databases);
+   * a pass waits for `started`. */
   decodePool(size: number): DecodePool | undefined {
     if (!this.decoders || size <= 0) return undefined;
     if (!this.pool || this.pool.live === 0) this.pool = this.decoders(size);
@@ -603,7 +604,9 @@ export class Engine {
     const entry = this.entry(h);
     const pool = this.decodePool(entry.decodeWorkers);
     if (!pool) return Array.from(entry.db.scan());
-    return scanWithDecoders(entry.db, pool, () => this.dbs.get(h) === entry).catch((e: unknown) => Promise.reject(this.stopped ?? e));
+    // The pass begins once the pool started (decode-pool.ts: no worker starting while this
+    // thread reads storage synchronously).
+    return pool.started.then(() => scanWithDecoders(entry.db, pool, () => this.dbs.get(h) === entry)).catch((e: unknown) => Promise.reject(this.stopped ?? e));
   }
 
   /** Readahead counters of database `h` (null without decode workers) and the pool's. */
@@ -652,7 +655,7 @@ export class Engine {
     const entry = this.entry(h);
     const pool = reliefSamples === true ? this.decodePool(entry.decodeWorkers) : undefined;
     if (!pool) return entry.db.chunkList(dimension, reliefSamples === true);
-    return chunkListWithDecoders(entry.db, dimension, pool, () => this.dbs.get(h) === entry).catch((e: unknown) => Promise.reject(this.stopped ?? e));
+    return pool.started.then(() => chunkListWithDecoders(entry.db, dimension, pool, () => this.dbs.get(h) === entry)).catch((e: unknown) => Promise.reject(this.stopped ?? e));
   }
 
   chunkSplitKeys(h: number, parts: number, minBytes: number): Uint8Array {

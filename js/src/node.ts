@@ -99,6 +99,7 @@ function nodeDecodePort(module: WebAssembly.Module): DecodePort {
       w.unref(); // after the listeners (adding a 'message' listener refs the worker again)
     },
     terminate: () => void w.terminate(),
+    announcesReady: true,
   };
 }
 

@@ -7,7 +7,7 @@
 // when the caller is itself a dedicated worker (no message hop per call).
 
 import init, { Database, zipFiles, __wbg_reset_state } from '../wasm/strata.js';
-import { DecodePool, type DecodeAnswer, type DecodePort } from './decode-pool.js';
+import { DecodePool, type DecodeMessage, type DecodePort } from './decode-pool.js';
 import { Engine, type HostLease, type StorageKind, type WasmModule } from './engine.js';
 import { FilePickerHost } from './file-picker-host.js';
 import { hostError, type StorageHost } from './host.js';
@@ -88,11 +88,13 @@ function browserDecodePort(module: WebAssembly.Module): DecodePort {
   w.postMessage({ module });
   return {
     post: (msg, transfer) => w.postMessage(msg, transfer),
-    listen(onAnswer, onGone) {
-      w.onmessage = (ev: MessageEvent<DecodeAnswer>) => onAnswer(ev.data);
+    listen(onMessage, onGone) {
+      w.onmessage = (ev: MessageEvent<DecodeMessage>) => onMessage(ev.data);
       w.onerror = (ev) => onGone(ev.message);
+      w.onmessageerror = () => onGone('an unreadable message');
     },
     terminate: () => w.terminate(),
+    announcesReady: true,
   };
 }
 

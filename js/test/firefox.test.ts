@@ -67,13 +67,14 @@ async function openMcworld(file: string): Promise<Record<string, string | undefi
 }
 
 /** Waits for the benchmark page's run to end ('done' or 'error'); past 120 s, fails with where
- * the run was: the page's state, message and the steps its engines' workers reported. */
+ * the run was: the page's state, message, the steps its engines' workers reported and the
+ * package's last diagnostic steps there (decode pool, pass steps). */
 async function benchEnded(bench: Page): Promise<void> {
   try {
     await bench.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), { timeout: 120_000 });
   } catch (e) {
     const where = await bench
-      .evaluate(() => JSON.stringify({ state: document.body.dataset.state, message: document.getElementById('message')?.textContent, trace: (window as unknown as { strataBenchTrace?: unknown }).strataBenchTrace }))
+      .evaluate(() => JSON.stringify({ state: document.body.dataset.state, message: document.getElementById('message')?.textContent, trace: (window as unknown as { strataBenchTrace?: unknown }).strataBenchTrace, engine: (window as unknown as { strataBenchEngineTrace?: unknown[] }).strataBenchEngineTrace?.slice(-40) }))
       .catch((err: unknown) => `(the page did not answer: ${String(err)})`);
     throw new Error(`the benchmark run did not end in 120 s: ${where}`, { cause: e });
   }
@@ -234,6 +235,17 @@ describe.skipIf(!haveFirefox)('world viewer in Firefox', () => {
       ['scan', row.entries, row.keyBytes + row.valueBytes],
       ['scan-workers', row.entries, row.keyBytes + row.valueBytes],
     ]);
+    // The scan with decode workers began only once its pool started (every worker's instance
+    // up: no worker starting while the scan read OPFS synchronously), and each pass step was
+    // reported before it ran.
+    const steps = (await bench.evaluate(() => (window as unknown as { strataBenchEngineTrace: Array<[number, string, string]> }).strataBenchEngineTrace)).map((t) => t[2]);
+    const workers = threads - 1;
+    expect(steps[0]).toBe(`decode pool: starting ${workers} worker(s)`);
+    expect(steps[1]).toMatch(new RegExp(`^decode pool started in \\d+ ms: ${workers} of ${workers} ready$`));
+    expect(steps[2]).toBe(`pass step 1: 0 run(s) in flight, lending ${3 * workers}`);
+    expect(steps[3]).toBe('pass step 1: stepping');
+    expect(steps.filter((s) => s.startsWith('decode pool'))).toHaveLength(2); // one pool for both scans
+    expect(steps.filter((s) => s === 'pass step 1: stepping')).toHaveLength(2);
     await bench.screenshot({ path: path.join(artifacts, 'bench-world.png') as `${string}.png`, fullPage: true });
     await bench.close();
     // Leave browser storage as the other tests expect it: the viewer deletes the copy.

@@ -5,7 +5,8 @@
 // strata-opfs-hop-64 there with 64 calls in flight, a message per turn) or
 // IndexedDB through browser-level. Each put/get is one awaited call, as an
 // application would make it. Posts `{type: 'phase', text}` as each step of a workload starts
-// (the page shows where a long or stuck run is), `{type: 'row', row}` per workload, then
+// (the page shows where a long or stuck run is), `{type: 'engine', text}` for the package's own
+// diagnostic steps (globalThis.strataTrace), `{type: 'row', row}` per workload, then
 // `{type: 'done'}` or `{type: 'error', message}`.
 //
 // Workloads (db_bench's names): fillseq and fillrandom write `entries` keys into a fresh
@@ -254,6 +255,9 @@ async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void
 }
 
 const scope = self as unknown as { onmessage: ((ev: MessageEvent<{ engine: Engine; config: BenchConfig }>) => void) | null; postMessage(m: unknown): void };
+// The package's diagnostic steps (decode pool start, each step of a pass), posted before each
+// synchronous step: should this worker's thread stall, the page holds the last one it reached.
+(globalThis as { strataTrace?: (text: string) => void }).strataTrace = (text) => scope.postMessage({ type: 'engine', text });
 scope.onmessage = (ev) => {
   run(
     ev.data.engine,

@@ -111,6 +111,11 @@ function render(rows: BenchRow[]): void {
  * when a run does not end). */
 const trace: Array<[number, string, string]> = [];
 (window as unknown as { strataBenchTrace: typeof trace }).strataBenchTrace = trace;
+/** The package's last diagnostic steps in the engines' workers (decode pool, pass steps), as
+ * `[ms since the page loaded, engine, step]`: the newest ENGINE_TRACE_KEPT. */
+const engineTrace: Array<[number, string, string]> = [];
+const ENGINE_TRACE_KEPT = 10_000;
+(window as unknown as { strataBenchEngineTrace: typeof engineTrace }).strataBenchEngineTrace = engineTrace;
 
 function runEngine(engine: Engine, config: BenchConfig, onRow: (r: BenchRow) => void): Promise<void> {
   const onPhase = (text: string) => {
@@ -122,6 +127,10 @@ function runEngine(engine: Engine, config: BenchConfig, onRow: (r: BenchRow) => 
   return new Promise<void>((resolve, reject) => {
     worker.onmessage = (ev: MessageEvent<{ type: string; row?: BenchRow; message?: string; text?: string }>) => {
       if (ev.data.type === 'phase') onPhase(ev.data.text!);
+      else if (ev.data.type === 'engine') {
+        engineTrace.push([Math.round(performance.now()), engine, ev.data.text!]);
+        if (engineTrace.length > ENGINE_TRACE_KEPT) engineTrace.shift();
+      }
       else if (ev.data.type === 'row') onRow(ev.data.row!);
       else if (ev.data.type === 'done') resolve();
       else reject(new Error(`${engine}: ${ev.data.message}`));

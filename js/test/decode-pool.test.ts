@@ -1,0 +1,178 @@
+// The decode pool's start, deterministically with stand-in workers and a stand-in database
+// (the real workers: decode-workers.test.ts, and the browsers' suites): a pass begins only
+// once every worker said it is ready or went away, so no worker is starting while the engine's
+// thread makes synchronous storage calls (the Firefox stall, decode-pool.ts); a worker that
+// never says so is terminated at the bound and the pass decodes alone; one whose instance
+// failed is dropped at once; runs go only to ready workers. `globalThis.strataTrace` receives
+// the pool's and the pass's steps in order.
+
+import { afterEach, expect, test } from 'vitest';
+
+import { DecodePool, RUNS_PER_WORKER, type DecodeMessage, type DecodePort, type DecodeRequest } from '../dist/decode-pool.js';
+import { Engine, type HostLease, type WasmModule } from '../dist/engine.js';
+
+/** `runs` runs as `Database.lendRuns` packs them, ids from `first`: one 4-byte block each. */
+function packRuns(first: number, runs: number): Uint8Array {
+  const each = 18 + 4 + 4 + 4;
+  const out = new Uint8Array(4 + runs * each);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, runs, true);
+  for (let i = 0; i < runs; i++) {
+    const at = 4 + i * each;
+    view.setFloat64(at, first + i, true); // id; verify, filter, max stay 0
+    view.setUint32(at + 14, 1, true); // one block
+    view.setUint32(at + 18, 4, true); // of 4 bytes
+    view.setUint32(at + 22, 4, true); // raw bytes
+  }
+  return out;
+}
+
+/** A stand-in database whose pass takes `steps` steps and lends every run asked for. */
+class PassDb {
+  calls: string[] = [];
+  delivered: number[] = [];
+  private nextRun = 1;
+  constructor(private readonly steps: number) {}
+  scanCursor(): object {
+    this.calls.push('scanCursor');
+    let n = 0;
+    return {
+      step: () => {
+        this.calls.push('step');
+        return ++n >= this.steps;
+      },
+      figures: () => [n, this.delivered.length],
+      free: () => void this.calls.push('free'),
+    };
+  }
+  lendRuns(max: number): Uint8Array {
+    this.calls.push(`lendRuns ${max}`);
+    const first = this.nextRun;
+    this.nextRun += max;
+    return packRuns(first, max);
+  }
+  deliverRun(id: number): void {
+    this.delivered.push(id);
+  }
+  abandonRun(id: number): void {
+    this.calls.push(`abandon ${id}`);
+  }
+  maintenance(): boolean {
+    return false;
+  }
+  readaheadStats(): string {
+    return 'null';
+  }
+  close(): void {}
+  free(): void {}
+}
+
+/** A stand-in worker: says ready when told (or never), answers every request at once. */
+class FakeWorker implements DecodePort {
+  readonly announcesReady = true;
+  posted: number[] = [];
+  terminated = false;
+  private onMessage: (m: DecodeMessage) => void = () => {};
+  listen(onMessage: (m: DecodeMessage) => void): void {
+    this.onMessage = onMessage;
+  }
+  post(msg: DecodeRequest): void {
+    this.posted.push(msg.id);
+    queueMicrotask(() => this.onMessage({ id: msg.id, ok: true, packed: new Uint8Array(4) }));
+  }
+  say(m: DecodeMessage): void {
+    this.onMessage(m);
+  }
+  terminate(): void {
+    this.terminated = true;
+  }
+}
+
+const trace: string[] = [];
+(globalThis as { strataTrace?: (t: string) => void }).strataTrace = (t) => void trace.push(t);
+afterEach(() => void (trace.length = 0));
+
+function engineWith(db: PassDb, workers: FakeWorker[], boundMs: number): Engine {
+  const module = { Database: { open: () => db, memoryBytes: () => 0 } } as unknown as WasmModule;
+  const hosts = (): HostLease => ({ host: undefined });
+  let i = 0;
+  return new Engine(module, hosts, (size) => new DecodePool(() => workers[i++]!, size, boundMs), workers.length);
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+test('a pass begins only when its worker said it is ready; its runs go there; the steps are traced in order', async () => {
+  const db = new PassDb(4);
+  const w = new FakeWorker();
+  const engine = engineWith(db, [w], 60_000);
+  const h = await engine.open('mem', 'db', {});
+  const scan = engine.scan(h) as Promise<number[]>;
+  for (let i = 0; i < 4; i++) await tick();
+  expect(db.calls).toEqual([]); // nothing synchronous while the worker starts
+  expect(trace).toEqual(['decode pool: starting 1 worker(s)']);
+  w.say({ ready: true });
+  expect((await scan)[0]).toBe(4);
+  await tick();
+  // Every step lent a full worker's worth (each answered before the next step), all delivered.
+  expect(w.posted).toEqual(Array.from({ length: 4 * RUNS_PER_WORKER }, (_, i) => i + 1));
+  expect(db.delivered.sort((a, b) => a - b)).toEqual(w.posted);
+  expect(db.calls.slice(0, 3)).toEqual(['scanCursor', `lendRuns ${RUNS_PER_WORKER}`, 'step']);
+  expect(db.calls.at(-1)).toBe('free');
+  expect(trace[0]).toBe('decode pool: starting 1 worker(s)');
+  expect(trace[1]).toMatch(/^decode pool started in \d+ ms: 1 of 1 ready$/);
+  expect(trace.slice(2, 5)).toEqual([`pass step 1: 0 run(s) in flight, lending ${RUNS_PER_WORKER}`, 'pass step 1: stepping', 'pass step 1: yield']);
+  expect(trace.at(-1)).toBe('pass step 4: stepping');
+  const stats = JSON.parse(engine.decodeStats(h) as string) as { pool: Record<string, number> };
+  expect(stats.pool).toMatchObject({ live: 1, sent: w.posted.length, answered: w.posted.length, failed: 0, workersLost: 0, late: 0 });
+  expect(stats.pool.startMs).toBeGreaterThanOrEqual(20);
+  await engine.close(h);
+});
+
+test('a worker that never says it is ready is terminated at the bound; the pass decodes alone', async () => {
+  const db = new PassDb(3);
+  const w = new FakeWorker();
+  const engine = engineWith(db, [w], 50);
+  const h = await engine.open('mem', 'db', {});
+  expect(await (engine.scan(h) as Promise<number[]>)).toEqual([3, 0]);
+  expect(w.terminated).toBe(true);
+  expect(w.posted).toEqual([]);
+  expect(db.calls).toEqual(['scanCursor', 'step', 'step', 'step', 'free']); // nothing lent
+  expect(trace[1]).toMatch(/^decode pool started in \d+ ms: 0 of 1 ready$/);
+  const stats = JSON.parse(engine.decodeStats(h) as string) as { pool: Record<string, number> };
+  expect(stats.pool).toMatchObject({ live: 0, sent: 0, workersLost: 1, late: 1 });
+  expect(stats.pool.startMs).toBeGreaterThanOrEqual(45);
+  await engine.close(h);
+});
+
+test('a worker whose instance failed is dropped at once; of two workers, only the ready one gets runs', async () => {
+  const failed = new DecodePool(() => new FakeWorker(), 1, 60_000);
+  const t0 = Date.now();
+  (failed as unknown as { members: Array<{ port: FakeWorker }> }).members[0]!.port.say({ ready: false, error: 'no memory' });
+  await failed.started;
+  expect(Date.now() - t0).toBeLessThan(1000);
+  expect(failed.stats).toMatchObject({ workersLost: 1, late: 0 });
+  expect(failed.live).toBe(0);
+
+  const workers = [new FakeWorker(), new FakeWorker()];
+  let i = 0;
+  const pool = new DecodePool(() => workers[i++]!, 2, 60_000);
+  workers[1]!.say({ ready: true });
+  expect(pool.capacity).toBe(RUNS_PER_WORKER); // the starting one takes none
+  const answers = await Promise.all([1, 2, 3].map(() => pool.decode(new Uint8Array(4), new Uint32Array([4]), false, 0)));
+  expect(answers.map((a) => a.ok)).toEqual([true, true, true]);
+  expect(workers[0]!.posted).toEqual([]);
+  expect(workers[1]!.posted).toEqual([1, 2, 3]);
+  let started = false;
+  void pool.started.then(() => (started = true));
+  await tick();
+  expect(started).toBe(false);
+  workers[0]!.say({ ready: true });
+  await pool.started;
+  expect(pool.capacity).toBe(2 * RUNS_PER_WORKER);
+  // close() settles a start still waiting (no pass waits out the bound on a closed pool).
+  const closing = new DecodePool(() => new FakeWorker(), 1, 60_000);
+  closing.close();
+  await closing.started;
+  expect(closing.stats.late).toBe(0);
+  pool.close();
+});
