@@ -53,8 +53,19 @@ class WorkerLink implements Link {
   /** Messages sent, and requests carried by them (tests and the benchmark page read these). */
   readonly stats = { messages: 0, requests: 0 };
 
+  /** Decode workers this page started for the worker's engine (ended with it). */
+  private readonly decoders: DecodeWorkers[] = [];
+
   constructor(readonly worker: Worker) {
-    worker.onmessage = (ev: MessageEvent<Reply | { batch: Reply[] }>) => {
+    worker.onmessage = (ev: MessageEvent<Reply | { batch: Reply[] } | { decoders: number }>) => {
+      if ('decoders' in ev.data) {
+        // The engine wants decode workers: started here, not nested in its worker (see
+        // worker-engine.ts suppliedPorts).
+        const d = startDecodeWorkers(ev.data.decoders);
+        this.decoders.push(d);
+        worker.postMessage({ decoderPorts: d.ports }, d.ports);
+        return;
+      }
       if ('batch' in ev.data) for (const r of ev.data.batch) this.settle(r);
       else this.settle(ev.data);
     };
@@ -115,6 +126,7 @@ class WorkerLink implements Link {
   /** Ends the worker at once, even mid-call; pending and later calls reject with `err`. */
   terminate(err: StrataError): void {
     this.worker.terminate();
+    for (const d of this.decoders.splice(0)) d.terminate();
     this.dead = err;
     for (const p of this.pending.values()) p.reject(err);
     this.pending.clear();
@@ -168,6 +180,44 @@ async function link(placement: EnginePlacement = 'auto'): Promise<WorkerLink | I
   if (placement === 'worker' || !here) return workerLink();
   inline ??= import('./worker-engine.js').then((m) => new InlineLink(new m.WorkerEngine()));
   return inline;
+}
+
+/** Decode workers started by `startDecodeWorkers`: the engine's end of each one's channel, to
+ * transfer to the dedicated worker that runs the engine (`useDecodeWorkers` there). */
+export interface DecodeWorkers {
+  readonly ports: MessagePort[];
+  /** Ends the workers at once (the engine also closes each one it is done with). */
+  terminate(): void;
+}
+
+/** Starts `count` decode workers (default: hardware threads - 1) from this context, for an
+ * engine running inline in a dedicated worker this page started: hand it `ports` (transfer
+ * them) and call `useDecodeWorkers(ports)` there before its first scan. Without them such an
+ * engine starts its decode workers itself, from its worker; in Firefox, a worker started from
+ * a worker can block its parent forever while a WebDriver BiDi session (browser automation)
+ * is attached. (Databases in the package's own worker get theirs from the page this way
+ * already.) */
+export function startDecodeWorkers(count?: number): DecodeWorkers {
+  const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 1;
+  const n = count ?? Math.max(0, cores - 1);
+  if (!Number.isInteger(n) || n < 0 || n > 64) throw invalidArgument('count must be an integer from 0 to 64');
+  const workers: Worker[] = [];
+  const ports: MessagePort[] = [];
+  for (let i = 0; i < n; i++) {
+    const w = new Worker(new URL('./decode-worker.js', import.meta.url), { type: 'module', name: 'strata-decode' });
+    const channel = new MessageChannel();
+    w.postMessage({ port: channel.port1 }, [channel.port1]);
+    workers.push(w);
+    ports.push(channel.port2);
+  }
+  return { ports, terminate: () => workers.forEach((w) => w.terminate()) };
+}
+
+/** In a dedicated worker that runs the engine inline: decode workers its page started
+ * (`startDecodeWorkers(...).ports`), taken by scans before any worker is started from here. */
+export async function useDecodeWorkers(ports: readonly MessagePort[]): Promise<void> {
+  const m = await import('./worker-engine.js');
+  m.supplyDecodePorts(ports);
 }
 
 /** Where databases opened with `engine` (default `auto`) run: `inline` (this dedicated worker)

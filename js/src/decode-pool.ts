@@ -41,6 +41,9 @@ export interface DecodePort {
   /** Whether the worker posts `{ ready }` once its instance is up (the real workers do); a
    * port that does not is ready at once. */
   readonly announcesReady?: boolean;
+  /** Whether the page started the worker (browser.ts startDecodeWorkers) rather than the
+   * engine's own thread. */
+  readonly byPage?: boolean;
 }
 
 export const RUNS_PER_WORKER = 3;
@@ -60,8 +63,8 @@ export class DecodePool {
   private readonly members: Member[] = [];
   private nextId = 1;
   /** `late`: workers terminated for not starting within the bound; `startMs`: how long the
-   * pool took to start. */
-  readonly stats = { sent: 0, answered: 0, failed: 0, workersLost: 0, late: 0, startMs: -1 };
+   * pool took to start; `byPage`: workers the page started. */
+  readonly stats = { sent: 0, answered: 0, failed: 0, workersLost: 0, late: 0, startMs: -1, byPage: 0 };
   /** Settles once every worker is ready or gone (or the bound passed): see the invariants. */
   readonly started: Promise<void>;
   private settleStart: () => void = () => {};
@@ -83,7 +86,6 @@ export class DecodePool {
         resolve();
       };
     });
-    trace(`decode pool: starting ${size} worker(s)`);
     for (let i = 0; i < size; i++) {
       let m: Member;
       try {
@@ -115,6 +117,8 @@ export class DecodePool {
       );
       this.members.push(m);
     }
+    this.stats.byPage = this.members.filter((m) => m.port.byPage === true).length;
+    trace(`decode pool: starting ${size} worker(s), ${this.stats.byPage} started by the page`);
     this.checkStarted();
     if (this.stats.startMs < 0) {
       this.startTimer = setTimeout(() => {

@@ -82,6 +82,86 @@ let ready: Promise<Engine> | undefined;
 let current: Engine | undefined;
 let compiled: WebAssembly.Module | undefined;
 
+/** Decode workers started by the page (browser.ts `startDecodeWorkers`): the engine's end of
+ * each one's MessagePort, handed in by `useDecodeWorkers` or, in the package's worker, sent by
+ * the page when asked (`askForDecodePorts`). Pools take these before starting workers here:
+ * a worker started from a worker can block its parent in the Worker constructor forever in
+ * Firefox while a WebDriver BiDi session is attached (its worker-debugger listener makes the
+ * parent wait for the main thread's registration of the new worker), which stalled a whole
+ * engine worker in the test suites; a worker started by the page never waits that way. */
+const suppliedPorts: MessagePort[] = [];
+const waitingForPorts: Array<(port: MessagePort) => void> = [];
+let askForDecodePorts: ((count: number) => void) | undefined;
+
+/** Hands the engine decode workers' ports (see `suppliedPorts`). */
+export function supplyDecodePorts(ports: readonly MessagePort[]): void {
+  for (const port of ports) {
+    const waiting = waitingForPorts.shift();
+    if (waiting) waiting(port);
+    else suppliedPorts.push(port);
+  }
+}
+
+/** Set by the package's worker: asks its page for `count` decode workers' ports. */
+export function setDecodePortSource(ask: (count: number) => void): void {
+  askForDecodePorts = ask;
+}
+
+/** A pool member: a decode worker the page started (a supplied port, or one asked for now), or
+ * else one started from this worker. */
+function decodePort(module: WebAssembly.Module): DecodePort {
+  const supplied = suppliedPorts.shift();
+  if (supplied) return pagePort(Promise.resolve(supplied), module);
+  if (askForDecodePorts) {
+    const port = new Promise<MessagePort>((resolve) => waitingForPorts.push(resolve));
+    askForDecodePorts(1);
+    return pagePort(port, module);
+  }
+  return browserDecodePort(module);
+}
+
+/** A decode worker the page started, over its MessagePort (which may still be on its way):
+ * given the compiled module first; `terminate` asks it to close itself. Nothing tells this
+ * side when such a worker fails to load: it never says it is ready, and the pool's start
+ * bound drops it. */
+function pagePort(port: Promise<MessagePort>, module: WebAssembly.Module): DecodePort {
+  let open: MessagePort | undefined;
+  let stopped = false;
+  let queued: Array<[unknown, Transferable[]]> = [];
+  let onMessage: (m: DecodeMessage) => void = () => {};
+  let onGone: (why: string) => void = () => {};
+  void port.then((p) => {
+    if (stopped) {
+      p.postMessage({ stop: true });
+      p.close();
+      return;
+    }
+    open = p;
+    p.onmessage = (ev: MessageEvent<DecodeMessage>) => onMessage(ev.data);
+    p.onmessageerror = () => onGone('an unreadable message');
+    p.postMessage({ module });
+    for (const [m, t] of queued) p.postMessage(m, t);
+    queued = [];
+  });
+  return {
+    post: (msg, transfer) => {
+      if (open) open.postMessage(msg, transfer);
+      else queued.push([msg, transfer]);
+    },
+    listen(message, gone) {
+      onMessage = message;
+      onGone = gone;
+    },
+    terminate: () => {
+      stopped = true;
+      open?.postMessage({ stop: true });
+      open?.close();
+    },
+    announcesReady: true,
+    byPage: true,
+  };
+}
+
 /** A decode worker (decode-worker.ts) started from this worker, given the compiled module. */
 function browserDecodePort(module: WebAssembly.Module): DecodePort {
   const w = new Worker(new URL('./decode-worker.js', import.meta.url), { type: 'module', name: 'strata-decode' });
@@ -140,8 +220,8 @@ function engine(): Promise<Engine> {
     current = new Engine(
       { Database, zipFiles } as unknown as WasmModule,
       hostFor,
-      canSpawn ? (size) => new DecodePool(() => browserDecodePort(module), size) : undefined,
-      canSpawn ? Math.max(0, cores - 1) : 0,
+      canSpawn || askForDecodePorts || suppliedPorts.length > 0 ? (size) => new DecodePool(() => decodePort(module), size) : undefined,
+      canSpawn || askForDecodePorts ? Math.max(0, cores - 1) : suppliedPorts.length,
       // The dead instance is let go at the stop (a fresh one, a new instance id): the glue's
       // finalizers then never run a collected object's `drop` in the trapped instance, and
       // its memory is not held until the next call.

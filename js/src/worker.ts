@@ -2,7 +2,8 @@
 // messages. A message is one request `{id, op, args}` or a batch `{batch: [request, …]}` (the
 // calls a page made in one turn of its event loop, browser.ts); requests run one at a time in
 // arrival order, and a batch is answered with one message `{batch: [reply, …]}` once all of
-// its requests ran. Byte results are transferred, not copied. Errors travel as `{code, message}`.
+// its requests ran; `{decoderPorts}` answers the worker's `{decoders: n}` (decode workers the
+// page started for it). Byte results are transferred, not copied. Errors travel as `{code, message}`.
 // Consecutive puts and dels of a batch on one database, with one sync flag, are written as one
 // write batch (LevelDB's group commit: one log record, so over OPFS one storage write, for the
 // calls that crossed together); each of them gets that write's outcome, as LevelDB's writers of
@@ -10,7 +11,7 @@
 
 import { packOps } from './codec.js';
 import { toErrorShape } from './errors.js';
-import { WorkerEngine } from './worker-engine.js';
+import { WorkerEngine, setDecodePortSource, supplyDecodePorts } from './worker-engine.js';
 
 interface Request {
   id: number;
@@ -26,11 +27,14 @@ interface Reply {
 }
 
 const scope = self as unknown as {
-  onmessage: ((ev: MessageEvent<Request | { batch: Request[] }>) => void) | null;
+  onmessage: ((ev: MessageEvent<Request | { batch: Request[] } | { decoderPorts: MessagePort[] }>) => void) | null;
   postMessage(msg: unknown, transfer?: Transferable[]): void;
 };
 
 const runner = new WorkerEngine();
+// Decode workers come from the page (`{ decoders: n }` asks, `{ decoderPorts }` answers): a
+// worker started from this one can block it in Firefox under automation (worker-engine.ts).
+setDecodePortSource((count) => scope.postMessage({ decoders: count }));
 
 /** Runs one request; the reply, and the buffer to transfer with it (if any). */
 async function answer(req: Request, transfer: Transferable[]): Promise<Reply> {
@@ -102,6 +106,10 @@ function answerAll(batch: Request[], transfer: Transferable[]): Promise<Reply[]>
 
 scope.onmessage = (ev) => {
   const msg = ev.data;
+  if ('decoderPorts' in msg) {
+    supplyDecodePorts(msg.decoderPorts);
+    return;
+  }
   const transfer: Transferable[] = [];
   if ('batch' in msg) {
     // Every request (or group of writes) is queued now, in order; the replies go back together.

@@ -96,9 +96,19 @@ describe.skipIf(!haveFirefox)('the package in Firefox', () => {
     server?.close();
   });
 
-  worldTest('every shared world copied into OPFS gives the manifest figures', async () => {
+  worldTest('every shared world copied into OPFS gives the manifest figures (scans with decode workers the page started)', async () => {
+    const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+    let byWorkers = 0;
     for (const w of worlds()) {
-      const r = await run<{ bytes: number; entries: number; keyBytes: number; valueBytes: number; crc32c: number; scan: object }>(page, 'opfsWorld', w.name);
+      const r = await run<{ bytes: number; entries: number; keyBytes: number; valueBytes: number; crc32c: number; scan: object; decodedByWorkers: number | null; decodeWorkers: number; decodeWorkersByPage: number }>(
+        page,
+        'opfsWorld',
+        w.name,
+      );
+      // The scan's decode workers were started by the page: one started from the engine's
+      // worker can block it for good in Firefox under WebDriver BiDi (worker-engine.ts).
+      expect([r.decodeWorkers, r.decodeWorkersByPage], JSON.stringify((r as { pool?: unknown }).pool)).toEqual([cores - 1, cores - 1]);
+      byWorkers += r.decodedByWorkers ?? 0;
       const dbDir = path.join(worldsDir, w.name, 'db');
       const size = fs.readdirSync(dbDir).reduce((n, f) => n + fs.statSync(path.join(dbDir, f)).size, 0);
       const want = { entries: w.entries, keyBytes: w.keyBytes, valueBytes: w.valueBytes, crc32c: w.crc32c };
@@ -109,6 +119,8 @@ describe.skipIf(!haveFirefox)('the package in Firefox', () => {
       });
       expect(r.scan).toEqual(want);
     }
+    console.log(`Firefox: ${byWorkers} runs of blocks decoded by decode workers over every shared world`);
+    expect(byWorkers).toBeGreaterThan(100);
   });
 
   worldTest("the folder picker: Chromium's test where BiDi can fill a folder input, else the exact refusal pinned", async () => {

@@ -68,12 +68,13 @@ describe('browser (dedicated worker)', () => {
     let byWorkers = 0;
     const cores = await page.evaluate(() => navigator.hardwareConcurrency);
     for (const w of worlds()) {
-      const r = await run<{ bytes: number; entries: number; keyBytes: number; valueBytes: number; crc32c: number; scan: object; decodedByWorkers: number | null; decodeWorkers: number }>(
+      const r = await run<{ bytes: number; entries: number; keyBytes: number; valueBytes: number; crc32c: number; scan: object; decodedByWorkers: number | null; decodeWorkers: number; decodeWorkersByPage: number }>(
         page,
         'opfsWorld',
         w.name,
       );
       expect(r.decodeWorkers).toBe(cores - 1);
+      expect(r.decodeWorkersByPage).toBe(cores - 1); // started by the page, never nested
       byWorkers += r.decodedByWorkers ?? 0;
       const dbDir = path.join(worldsDir, w.name, 'db');
       const size = fs.readdirSync(dbDir).reduce((n, f) => n + fs.statSync(path.join(dbDir, f)).size, 0);

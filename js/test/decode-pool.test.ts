@@ -109,7 +109,7 @@ test('a pass begins only when its worker said it is ready; its runs go there; th
   const scan = engine.scan(h) as Promise<number[]>;
   for (let i = 0; i < 4; i++) await tick();
   expect(db.calls).toEqual([]); // nothing synchronous while the worker starts
-  expect(trace).toEqual(['decode pool: starting 1 worker(s)']);
+  expect(trace).toEqual(['decode pool: starting 1 worker(s), 0 started by the page']);
   w.say({ ready: true });
   expect((await scan)[0]).toBe(4);
   await tick();
@@ -118,7 +118,7 @@ test('a pass begins only when its worker said it is ready; its runs go there; th
   expect(db.delivered.sort((a, b) => a - b)).toEqual(w.posted);
   expect(db.calls.slice(0, 3)).toEqual(['scanCursor', `lendRuns ${RUNS_PER_WORKER}`, 'step']);
   expect(db.calls.at(-1)).toBe('free');
-  expect(trace[0]).toBe('decode pool: starting 1 worker(s)');
+  expect(trace[0]).toBe('decode pool: starting 1 worker(s), 0 started by the page');
   expect(trace[1]).toMatch(/^decode pool started in \d+ ms: 1 of 1 ready$/);
   expect(trace.slice(2, 5)).toEqual([`pass step 1: 0 run(s) in flight, lending ${RUNS_PER_WORKER}`, 'pass step 1: stepping', 'pass step 1: yield']);
   expect(trace.at(-1)).toBe('pass step 4: stepping');

@@ -16,7 +16,7 @@
 // only) is DESIGN §2's scan over a world imported by the viewer.
 
 import { BrowserLevel } from 'browser-level';
-import { destroy, open, openWorld, type Db } from 'strata-level/browser';
+import { destroy, open, openWorld, useDecodeWorkers, type Db } from 'strata-level/browser';
 
 import { WORKLOADS, type BenchConfig, type BenchRow, type Engine } from './bench-config.js';
 
@@ -254,18 +254,23 @@ async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void
   }
 }
 
-const scope = self as unknown as { onmessage: ((ev: MessageEvent<{ engine: Engine; config: BenchConfig }>) => void) | null; postMessage(m: unknown): void };
+const scope = self as unknown as { onmessage: ((ev: MessageEvent<{ engine: Engine; config: BenchConfig; decoderPorts: MessagePort[] }>) => void) | null; postMessage(m: unknown): void };
 // The package's diagnostic steps (decode pool start, each step of a pass), posted before each
 // synchronous step: should this worker's thread stall, the page holds the last one it reached.
 (globalThis as { strataTrace?: (text: string) => void }).strataTrace = (text) => scope.postMessage({ type: 'engine', text });
 scope.onmessage = (ev) => {
-  run(
-    ev.data.engine,
-    ev.data.config,
-    (row) => scope.postMessage({ type: 'row', row }),
-    (text) => scope.postMessage({ type: 'phase', text }),
-  ).then(
-    () => scope.postMessage({ type: 'done' }),
-    (e: unknown) => scope.postMessage({ type: 'error', message: String((e as Error)?.message ?? e) }),
-  );
+  // Decode workers the page started for this engine (see bench.ts), before any scan.
+  useDecodeWorkers(ev.data.decoderPorts)
+    .then(() =>
+      run(
+        ev.data.engine,
+        ev.data.config,
+        (row) => scope.postMessage({ type: 'row', row }),
+        (text) => scope.postMessage({ type: 'phase', text }),
+      ),
+    )
+    .then(
+      () => scope.postMessage({ type: 'done' }),
+      (e: unknown) => scope.postMessage({ type: 'error', message: String((e as Error)?.message ?? e) }),
+    );
 };

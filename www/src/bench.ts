@@ -9,6 +9,8 @@
 
 import { BarController, BarElement, CategoryScale, Chart, Legend, LogarithmicScale, Tooltip } from 'chart.js';
 
+import { startDecodeWorkers } from 'strata-level/browser';
+
 import { importFolder, importedWorlds } from './imported.js';
 import { filesOfEntry, filesOfInput, worldRoot, type PickedFile } from './picked.js';
 import { unzipWorld } from './unzip.js';
@@ -124,6 +126,9 @@ function runEngine(engine: Engine, config: BenchConfig, onRow: (r: BenchRow) => 
     say(`Running ${engine}: ${text}…`, 'busy');
   };
   const worker = new Worker(new URL('./bench-worker.ts', import.meta.url), { type: 'module', name: `bench-${engine}` });
+  // The scan with decode workers gets them from this page, not started in the benchmark's
+  // worker (strata-level's startDecodeWorkers).
+  const decoders = engine === 'strata-opfs' && config.world && config.workloads.includes('scan-workers') ? startDecodeWorkers() : undefined;
   return new Promise<void>((resolve, reject) => {
     worker.onmessage = (ev: MessageEvent<{ type: string; row?: BenchRow; message?: string; text?: string }>) => {
       if (ev.data.type === 'phase') onPhase(ev.data.text!);
@@ -136,8 +141,11 @@ function runEngine(engine: Engine, config: BenchConfig, onRow: (r: BenchRow) => 
       else reject(new Error(`${engine}: ${ev.data.message}`));
     };
     worker.onerror = (ev) => reject(new Error(`${engine}: worker failed: ${ev.message}`));
-    worker.postMessage({ engine, config });
-  }).finally(() => worker.terminate());
+    worker.postMessage({ engine, config, decoderPorts: decoders?.ports ?? [] }, decoders?.ports ?? []);
+  }).finally(() => {
+    worker.terminate();
+    decoders?.terminate();
+  });
 }
 
 const checked = (set: string) => [...document.querySelectorAll<HTMLInputElement>(`#${set} input[type=checkbox]:checked`)].map((i) => i.value);

@@ -1,8 +1,9 @@
 // A dedicated worker of the page that uses the package itself (browser-placement.test.ts): the
 // engine runs here, in this worker, with no message per call. Answers one message
-// `{ run: name, args }` with `{ ok, value }` or `{ ok: false, error }`.
+// `{ run: name, args }` with `{ ok, value }` or `{ ok: false, error }`; `{ decoderPorts }` first
+// hands its engine the decode workers the page started.
 
-import { open, destroy, engineInfo, importIntoOpfs } from '/pkg/dist/browser.js';
+import { open, destroy, engineInfo, importIntoOpfs, useDecodeWorkers } from '/pkg/dist/browser.js';
 import { OpfsPool } from '/pkg/dist/opfs-host.js';
 import { conformance } from '/test/shared/conformance.mjs';
 import { inflight } from '/test/shared/inflight.mjs';
@@ -196,7 +197,14 @@ const tests = {
   },
 };
 
+let supplied = Promise.resolve();
 self.onmessage = async (ev) => {
+  if (ev.data.decoderPorts) {
+    // Decode workers the page started (placement.mjs), taken by this engine's scans.
+    supplied = useDecodeWorkers(ev.data.decoderPorts);
+    return;
+  }
+  await supplied;
   try {
     self.postMessage({ ok: true, value: await tests[ev.data.run](...(ev.data.args ?? [])) });
   } catch (e) {

@@ -165,7 +165,7 @@ window.strataTest = {
     const scan = await db.scan();
     const decode = await db.decodeStats();
     await db.close();
-    return { bytes, ...result, scan, decodedByWorkers: decode.readahead?.runsByWorkers ?? null, decodeWorkers: decode.pool?.live ?? 0 };
+    return { bytes, ...result, scan, decodedByWorkers: decode.readahead?.runsByWorkers ?? null, decodeWorkers: decode.pool?.live ?? 0, decodeWorkersByPage: decode.pool?.byPage ?? 0, pool: decode.pool };
   },
 
   /** A database in OPFS shared as `File` snapshots (opfsFiles) while this page's engine holds

@@ -2,15 +2,23 @@
 // message per turn of the event loop, errors within a coalesced turn, and a dedicated worker
 // running the engine itself (inline-worker.mjs).
 
-import { open, destroy, engineInfo } from '/pkg/dist/browser.js';
+import { open, destroy, engineInfo, startDecodeWorkers } from '/pkg/dist/browser.js';
 
 const dec = new TextDecoder();
 let worker;
+/** The dedicated worker's decode workers, started here (the package's startDecodeWorkers). */
+let decoders;
 /** The last step the worker reported (`{ progress }` messages), for a test whose call hangs. */
 let lastStep = 'none';
 
 function inWorker(run, ...args) {
-  worker ??= new Worker('/test/browser/inline-worker.mjs', { type: 'module' });
+  if (!worker) {
+    worker = new Worker('/test/browser/inline-worker.mjs', { type: 'module' });
+    // Its scans' decode workers come from this page: one started from the worker can block it
+    // in Firefox under WebDriver BiDi (worker-engine.ts).
+    decoders = startDecodeWorkers();
+    worker.postMessage({ decoderPorts: decoders.ports }, decoders.ports);
+  }
   lastStep = `${run}: sent`;
   return new Promise((resolve, reject) => {
     worker.onmessage = (ev) => {
@@ -45,6 +53,8 @@ window.strataTest = {
   killWorker() {
     worker?.terminate();
     worker = undefined;
+    decoders?.terminate();
+    decoders = undefined;
     return 'killed';
   },
 
