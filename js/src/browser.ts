@@ -59,11 +59,7 @@ class WorkerLink implements Link {
   constructor(readonly worker: Worker) {
     worker.onmessage = (ev: MessageEvent<Reply | { batch: Reply[] } | { decoders: number }>) => {
       if ('decoders' in ev.data) {
-        // The engine wants decode workers: started here, not nested in its worker (see
-        // worker-engine.ts suppliedPorts).
-        const d = startDecodeWorkers(ev.data.decoders);
-        this.decoders.push(d);
-        worker.postMessage({ decoderPorts: d.ports }, d.ports);
+        this.startDecoders(ev.data.decoders);
         return;
       }
       if ('batch' in ev.data) for (const r of ev.data.batch) this.settle(r);
@@ -74,6 +70,34 @@ class WorkerLink implements Link {
       for (const p of this.pending.values()) p.reject(err);
       this.pending.clear();
     };
+  }
+
+  /** Decode workers sent to the worker so far (it numbers their ports in the same order). */
+  private decodersSent = 0;
+
+  /** The engine wants `count` decode workers: started here, not nested in its worker (see
+   * worker-engine.ts suppliedPorts). Every request is answered, with the ports of those that
+   * started and the count that could not; a worker whose script then fails is reported by
+   * its number (`decoderGone`). */
+  private startDecoders(count: number): void {
+    if (this.dead) return;
+    const first = this.decodersSent;
+    let d: DecodeWorkers | undefined;
+    try {
+      d = startDecodeWorkers(count, (i, why) => {
+        if (!this.dead) this.worker.postMessage({ decoderGone: first + i, why });
+      });
+    } catch {
+      d = undefined;
+    }
+    const ports = d?.ports ?? [];
+    this.decodersSent += ports.length;
+    if (d) this.decoders.push(d);
+    try {
+      this.worker.postMessage({ decoderPorts: ports, failed: count - ports.length }, ports);
+    } catch {
+      d?.terminate();
+    }
   }
 
   private settle(r: Reply): void {
@@ -190,21 +214,26 @@ export interface DecodeWorkers {
   terminate(): void;
 }
 
-/** Starts `count` decode workers (default: hardware threads - 1) from this context, for an
+/** Starts `count` decode workers (default: hardware threads - 1, at most 64) from this
+ * context (`onError`: told which one failed, its script say), for an
  * engine running inline in a dedicated worker this page started: hand it `ports` (transfer
  * them) and call `useDecodeWorkers(ports)` there before its first scan. Without them such an
  * engine starts its decode workers itself, from its worker; in Firefox, a worker started from
  * a worker can block its parent forever while a WebDriver BiDi session (browser automation)
  * is attached. (Databases in the package's own worker get theirs from the page this way
  * already.) */
-export function startDecodeWorkers(count?: number): DecodeWorkers {
+export function startDecodeWorkers(count?: number, onError?: (index: number, why: string) => void): DecodeWorkers {
   const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 1;
-  const n = count ?? Math.max(0, cores - 1);
+  const n = count ?? Math.min(64, Math.max(0, cores - 1));
   if (!Number.isInteger(n) || n < 0 || n > 64) throw invalidArgument('count must be an integer from 0 to 64');
   const workers: Worker[] = [];
   const ports: MessagePort[] = [];
   for (let i = 0; i < n; i++) {
     const w = new Worker(new URL('./decode-worker.js', import.meta.url), { type: 'module', name: 'strata-decode' });
+    w.onerror = (ev) => {
+      w.terminate();
+      onError?.(i, String(ev.message ?? 'the decode worker failed'));
+    };
     const channel = new MessageChannel();
     w.postMessage({ port: channel.port1 }, [channel.port1]);
     workers.push(w);

@@ -62,8 +62,9 @@ interface Member {
 export class DecodePool {
   private readonly members: Member[] = [];
   private nextId = 1;
-  /** `late`: workers terminated for not starting within the bound; `startMs`: how long the
-   * pool took to start; `byPage`: workers the page started. */
+  /** `workersLost`: workers dropped for any reason (including the `late` ones and those that
+   * could not be started); `late`: workers terminated for not starting within the bound;
+   * `startMs`: how long the pool took to start; `byPage`: workers the page started. */
   readonly stats = { sent: 0, answered: 0, failed: 0, workersLost: 0, late: 0, startMs: -1, byPage: 0 };
   /** Settles once every worker is ready or gone (or the bound passed): see the invariants. */
   readonly started: Promise<void>;
@@ -125,7 +126,6 @@ export class DecodePool {
         for (const m of this.members) {
           if (!m.alive || m.ready) continue;
           this.stats.late += 1;
-          m.port.terminate();
           this.lose(m);
         }
         this.settleStart();
@@ -137,10 +137,17 @@ export class DecodePool {
     if (this.members.every((m) => m.ready || !m.alive)) this.settleStart();
   }
 
+  /** Drops a member for good: its worker is ended too (a page-started one would otherwise
+   * live on with its port open, a nested one that only raised an error too). */
   private lose(m: Member): void {
     if (!m.alive) return;
     m.alive = false;
     this.stats.workersLost += 1;
+    try {
+      m.port.terminate();
+    } catch {
+      // already gone
+    }
     for (const [id, done] of m.pending) done({ id, ok: false, error: 'the decode worker went away' });
     m.pending.clear();
   }
@@ -181,16 +188,17 @@ export class DecodePool {
   /** Terminates worker `i` at once (tests: a worker killed mid-scan). */
   terminateWorker(i: number): void {
     const m = this.members[i];
-    if (!m) return;
-    m.port.terminate();
-    this.lose(m);
+    if (m) this.lose(m);
+  }
+
+  /** Whether the pool started with no worker ready (none could start here: a missing script, a
+   * policy refusing workers): a new pool would most likely wait out the bound again. */
+  get neverStarted(): boolean {
+    return this.stats.startMs >= 0 && this.size > 0 && this.stats.workersLost === this.size && this.stats.sent === 0;
   }
 
   close(): void {
-    for (const m of this.members) {
-      m.port.terminate();
-      this.lose(m);
-    }
+    for (const m of this.members) this.lose(m);
     this.settleStart();
   }
 }
@@ -291,6 +299,8 @@ const yieldNow: () => Promise<void> = (() => {
   return () => new Promise<void>((r) => setTimeout(r, 0));
 })();
 
+const notOpen = () => Object.assign(new Error('Database is not open'), { code: 'LEVEL_DATABASE_NOT_OPEN' });
+
 /** Runs `cursor` to its end with the pool decoding the readahead's runs (lent between steps,
  * their blocks delivered as they come back). `alive()` says whether the database is still
  * open (answers after a close are dropped, and nothing more is asked of the database). A
@@ -300,7 +310,7 @@ async function stepWithDecoders(db: ScanTarget, cursor: Stepper, pool: DecodePoo
   let deliveryFailed: { error: unknown } | undefined;
   for (let step = 1; ; step++) {
     if (deliveryFailed) throw deliveryFailed.error;
-    if (!alive()) throw Object.assign(new Error('Database is not open'), { code: 'LEVEL_DATABASE_NOT_OPEN' });
+    if (!alive()) throw notOpen();
     const room = pool.capacity - inflight;
     trace(`pass step ${step}: ${inflight} run(s) in flight, lending ${Math.max(0, room)}`);
     if (room > 0) {
@@ -328,6 +338,7 @@ async function stepWithDecoders(db: ScanTarget, cursor: Stepper, pool: DecodePoo
 /** A full scan with the pool decoding the readahead's runs: the figures `scan()` gives.
  * (`db` comes through the engine's instance fence: after a stop, `free()` does nothing.) */
 export async function scanWithDecoders(db: ScanTarget, pool: DecodePool, alive: () => boolean): Promise<number[]> {
+  if (!alive()) throw notOpen(); // closed while its pool started
   const cursor = db.scanCursor();
   try {
     await stepWithDecoders(db, cursor, pool, alive);
@@ -340,6 +351,7 @@ export async function scanWithDecoders(db: ScanTarget, pool: DecodePool, alive: 
 /** `chunkList(dimension, true)` with the pool decoding the pass's runs, each block handed back
  * with only the records the pass reads: the same list, and the same samples kept. */
 export async function chunkListWithDecoders(db: ScanTarget, dimension: number, pool: DecodePool, alive: () => boolean): Promise<Int32Array> {
+  if (!alive()) throw notOpen(); // closed while its pool started
   const cursor = db.chunkListCursor(dimension);
   try {
     await stepWithDecoders(db, cursor, pool, alive);

@@ -444,7 +444,13 @@ export class Engine {
    * a pass waits for `started`. */
   decodePool(size: number): DecodePool | undefined {
     if (!this.decoders || size <= 0) return undefined;
-    if (!this.pool || this.pool.live === 0) this.pool = this.decoders(size);
+    // A pool none of whose workers ever started is not tried again: scans decode alone
+    // rather than wait out the start bound every time.
+    if (this.pool?.neverStarted) return undefined;
+    if (!this.pool || this.pool.live === 0) {
+      this.pool?.close();
+      this.pool = this.decoders(size);
+    }
     return this.pool;
   }
 

@@ -84,22 +84,39 @@ let compiled: WebAssembly.Module | undefined;
 
 /** Decode workers started by the page (browser.ts `startDecodeWorkers`): the engine's end of
  * each one's MessagePort, handed in by `useDecodeWorkers` or, in the package's worker, sent by
- * the page when asked (`askForDecodePorts`). Pools take these before starting workers here:
+ * the page when asked (`askForDecodePorts`). Pools take these instead of starting workers here:
  * a worker started from a worker can block its parent in the Worker constructor forever in
  * Firefox while a WebDriver BiDi session is attached (its worker-debugger listener makes the
  * parent wait for the main thread's registration of the new worker), which stalled a whole
- * engine worker in the test suites; a worker started by the page never waits that way. */
-const suppliedPorts: MessagePort[] = [];
-const waitingForPorts: Array<(port: MessagePort) => void> = [];
+ * engine worker in the test suites; a worker started by the page never waits that way.
+ *
+ * Ports are numbered in arrival order (the page numbers the workers it starts for this worker
+ * the same way: messages keep their order), so the page can say which one failed to load
+ * (`decoderGone`). A port that could not be had resolves its waiter with null. */
+const suppliedPorts: Array<{ port: MessagePort; index: number }> = [];
+const waitingForPorts: Array<(port: { port: MessagePort; index: number } | null) => void> = [];
+const goneHandlers = new Map<number, (why: string) => void>();
+let portsArrived = 0;
 let askForDecodePorts: ((count: number) => void) | undefined;
+/** Set once the page supplied ports (`useDecodeWorkers`): no worker is ever started here. */
+let pageSupplies = false;
 
-/** Hands the engine decode workers' ports (see `suppliedPorts`). */
-export function supplyDecodePorts(ports: readonly MessagePort[]): void {
+/** Hands the engine decode workers' ports (see `suppliedPorts`); `failed` more that the page
+ * could not start. */
+export function supplyDecodePorts(ports: readonly MessagePort[], failed = 0): void {
+  pageSupplies = true;
   for (const port of ports) {
+    const given = { port, index: portsArrived++ };
     const waiting = waitingForPorts.shift();
-    if (waiting) waiting(port);
-    else suppliedPorts.push(port);
+    if (waiting) waiting(given);
+    else suppliedPorts.push(given);
   }
+  for (let i = 0; i < failed; i++) waitingForPorts.shift()?.(null);
+}
+
+/** The page says decode worker `index` (in arrival order) failed (its script, say). */
+export function decodeWorkerGone(index: number, why: string): void {
+  goneHandlers.get(index)?.(why);
 }
 
 /** Set by the package's worker: asks its page for `count` decode workers' ports. */
@@ -108,39 +125,53 @@ export function setDecodePortSource(ask: (count: number) => void): void {
 }
 
 /** A pool member: a decode worker the page started (a supplied port, or one asked for now), or
- * else one started from this worker. */
+ * else one started from this worker (never once the page supplied some). */
 function decodePort(module: WebAssembly.Module): DecodePort {
   const supplied = suppliedPorts.shift();
   if (supplied) return pagePort(Promise.resolve(supplied), module);
   if (askForDecodePorts) {
-    const port = new Promise<MessagePort>((resolve) => waitingForPorts.push(resolve));
+    const port = new Promise<{ port: MessagePort; index: number } | null>((resolve) => waitingForPorts.push(resolve));
     askForDecodePorts(1);
     return pagePort(port, module);
   }
+  if (pageSupplies) return pagePort(Promise.resolve(null), module);
   return browserDecodePort(module);
 }
 
 /** A decode worker the page started, over its MessagePort (which may still be on its way):
- * given the compiled module first; `terminate` asks it to close itself. Nothing tells this
- * side when such a worker fails to load: it never says it is ready, and the pool's start
- * bound drops it. */
-function pagePort(port: Promise<MessagePort>, module: WebAssembly.Module): DecodePort {
+ * given the compiled module first; `terminate` asks it to close itself. A port that never
+ * comes (null), a module that cannot be sent, or the page saying the worker failed make it
+ * gone; a worker that fails silently never says it is ready, and the pool's start bound
+ * drops it. */
+function pagePort(port: Promise<{ port: MessagePort; index: number } | null>, module: WebAssembly.Module): DecodePort {
   let open: MessagePort | undefined;
   let stopped = false;
   let queued: Array<[unknown, Transferable[]]> = [];
   let onMessage: (m: DecodeMessage) => void = () => {};
-  let onGone: (why: string) => void = () => {};
-  void port.then((p) => {
+  let gone: string | undefined;
+  let onGone: (why: string) => void = (why) => void (gone ??= why);
+  const fail = (why: string) => onGone(why);
+  void port.then((given) => {
+    if (!given) {
+      fail('the page could not start a decode worker');
+      return;
+    }
+    const p = given.port;
     if (stopped) {
       p.postMessage({ stop: true });
       p.close();
       return;
     }
     open = p;
+    goneHandlers.set(given.index, fail);
     p.onmessage = (ev: MessageEvent<DecodeMessage>) => onMessage(ev.data);
-    p.onmessageerror = () => onGone('an unreadable message');
-    p.postMessage({ module });
-    for (const [m, t] of queued) p.postMessage(m, t);
+    p.onmessageerror = () => fail('an unreadable message');
+    try {
+      p.postMessage({ module });
+      for (const [m, t] of queued) p.postMessage(m, t);
+    } catch (e) {
+      fail(`cannot send to the decode worker: ${String((e as Error)?.message ?? e)}`);
+    }
     queued = [];
   });
   return {
@@ -148,12 +179,15 @@ function pagePort(port: Promise<MessagePort>, module: WebAssembly.Module): Decod
       if (open) open.postMessage(msg, transfer);
       else queued.push([msg, transfer]);
     },
-    listen(message, gone) {
+    listen(message, goneHandler) {
       onMessage = message;
-      onGone = gone;
+      onGone = goneHandler;
+      if (gone !== undefined) goneHandler(gone);
     },
     terminate: () => {
+      if (stopped) return;
       stopped = true;
+      for (const [i, f] of goneHandlers) if (f === fail) goneHandlers.delete(i);
       open?.postMessage({ stop: true });
       open?.close();
     },
@@ -220,8 +254,9 @@ function engine(): Promise<Engine> {
     current = new Engine(
       { Database, zipFiles } as unknown as WasmModule,
       hostFor,
-      canSpawn || askForDecodePorts || suppliedPorts.length > 0 ? (size) => new DecodePool(() => decodePort(module), size) : undefined,
-      canSpawn || askForDecodePorts ? Math.max(0, cores - 1) : suppliedPorts.length,
+      (size) => new DecodePool(() => decodePort(module), size),
+      // An engine given the page's decode workers uses as many as it was given.
+      pageSupplies && !askForDecodePorts ? suppliedPorts.length : canSpawn || askForDecodePorts ? Math.max(0, cores - 1) : 0,
       // The dead instance is let go at the stop (a fresh one, a new instance id): the glue's
       // finalizers then never run a collected object's `drop` in the trapped instance, and
       // its memory is not held until the next call.

@@ -2,8 +2,8 @@
 // messages. A message is one request `{id, op, args}` or a batch `{batch: [request, …]}` (the
 // calls a page made in one turn of its event loop, browser.ts); requests run one at a time in
 // arrival order, and a batch is answered with one message `{batch: [reply, …]}` once all of
-// its requests ran; `{decoderPorts}` answers the worker's `{decoders: n}` (decode workers the
-// page started for it). Byte results are transferred, not copied. Errors travel as `{code, message}`.
+// its requests ran; `{decoderPorts, failed}` answers the worker's `{decoders: n}` (decode
+// workers the page started for it) and `{decoderGone}` says one of them failed. Byte results are transferred, not copied. Errors travel as `{code, message}`.
 // Consecutive puts and dels of a batch on one database, with one sync flag, are written as one
 // write batch (LevelDB's group commit: one log record, so over OPFS one storage write, for the
 // calls that crossed together); each of them gets that write's outcome, as LevelDB's writers of
@@ -11,7 +11,7 @@
 
 import { packOps } from './codec.js';
 import { toErrorShape } from './errors.js';
-import { WorkerEngine, setDecodePortSource, supplyDecodePorts } from './worker-engine.js';
+import { WorkerEngine, decodeWorkerGone, setDecodePortSource, supplyDecodePorts } from './worker-engine.js';
 
 interface Request {
   id: number;
@@ -27,7 +27,7 @@ interface Reply {
 }
 
 const scope = self as unknown as {
-  onmessage: ((ev: MessageEvent<Request | { batch: Request[] } | { decoderPorts: MessagePort[] }>) => void) | null;
+  onmessage: ((ev: MessageEvent<Request | { batch: Request[] } | { decoderPorts: MessagePort[]; failed: number } | { decoderGone: number; why: string }>) => void) | null;
   postMessage(msg: unknown, transfer?: Transferable[]): void;
 };
 
@@ -107,7 +107,11 @@ function answerAll(batch: Request[], transfer: Transferable[]): Promise<Reply[]>
 scope.onmessage = (ev) => {
   const msg = ev.data;
   if ('decoderPorts' in msg) {
-    supplyDecodePorts(msg.decoderPorts);
+    supplyDecodePorts(msg.decoderPorts, msg.failed);
+    return;
+  }
+  if ('decoderGone' in msg) {
+    decodeWorkerGone(msg.decoderGone, msg.why);
     return;
   }
   const transfer: Transferable[] = [];

@@ -146,6 +146,9 @@ async function watched<T>(what: string, world: { db: { decodeStats(): Promise<un
   }
 }
 
+/** Whether the package's diagnostic steps are posted (see `strataTrace` below). */
+let tracing = false;
+
 async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void, phase: (text: string) => void): Promise<void> {
   const fresh = () =>
     engine === 'indexeddb'
@@ -236,7 +239,12 @@ async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void
           // One untimed scan first: the same warm caches for both, and the decode workers
           // (their wasm instances) started before the timed one.
           phase(`${w}: untimed scan`);
-          await watched(`${w}: untimed scan`, world, phase, () => world.db.scan());
+          tracing = true;
+          try {
+            await watched(`${w}: untimed scan`, world, phase, () => world.db.scan());
+          } finally {
+            tracing = false;
+          }
           let r = { entries: 0, keyBytes: 0, valueBytes: 0, crc32c: 0 };
           phase(`${w}: timed scan`);
           const t = await timed(async () => {
@@ -256,8 +264,11 @@ async function run(engine: Engine, c: BenchConfig, post: (row: BenchRow) => void
 
 const scope = self as unknown as { onmessage: ((ev: MessageEvent<{ engine: Engine; config: BenchConfig; decoderPorts: MessagePort[] }>) => void) | null; postMessage(m: unknown): void };
 // The package's diagnostic steps (decode pool start, each step of a pass), posted before each
-// synchronous step: should this worker's thread stall, the page holds the last one it reached.
-(globalThis as { strataTrace?: (text: string) => void }).strataTrace = (text) => scope.postMessage({ type: 'engine', text });
+// synchronous step during the untimed scans (their cost stays out of the timed ones): should
+// this worker's thread stall, the page holds the last one it reached.
+(globalThis as { strataTrace?: (text: string) => void }).strataTrace = (text) => {
+  if (tracing) scope.postMessage({ type: 'engine', text });
+};
 scope.onmessage = (ev) => {
   // Decode workers the page started for this engine (see bench.ts), before any scan.
   useDecodeWorkers(ev.data.decoderPorts)
