@@ -71,17 +71,11 @@ fn check(compression: &str, seed: u32) {
     }
 
     // Forward.
-    let mut it = db.iter(&ReadOptions::default());
-    it.seek_to_first();
-    let mut got = Vec::new();
-    while it.valid() {
-        got.push((it.key().to_vec(), it.value().to_vec()));
-        it.next();
-    }
-    it.status().unwrap();
+    let got = common::entries(&db);
     assert_eq!(got.len(), expected.len());
     assert!(got == expected, "forward contents differ");
     // Backward.
+    let mut it = db.iter(&ReadOptions::default());
     it.seek_to_last();
     let mut back = Vec::new();
     while it.valid() {

@@ -14,7 +14,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::Rng;
 use strata::{Db, Options, ReadOptions, WriteOptions};
@@ -100,10 +99,6 @@ fn write_and_read(options: Options, dir: &Path, peer: &str) {
     assert_eq!(got, expected, "{peer}");
 }
 
-fn python() -> String {
-    std::env::var("PYTHON").unwrap_or("python3".into())
-}
-
 #[test]
 fn large_values_read_back_from_tables_in_the_google_profile() {
     let tmp = tempfile::tempdir().unwrap();
@@ -134,16 +129,9 @@ db.put(b"z-small", b"after")
 db.compact_range()
 db.close()
 "#;
-    let o = Command::new(python())
-        .arg("-c")
-        .arg(code)
-        .arg(&dir)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        o.status.success(),
-        "plyvel (run scripts/setup.sh): {}",
-        String::from_utf8_lossy(&o.stderr)
+    common::run_python(
+        "plyvel",
+        [std::ffi::OsStr::new("-c"), code.as_ref(), dir.as_os_str()],
     );
     let want = vec![
         (b"a-small".to_vec(), b"before".to_vec()),

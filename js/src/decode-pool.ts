@@ -207,13 +207,21 @@ export class DecodePool {
  * set it (a diagnostic: called before each synchronous step, so the last report names where a
  * stalled thread stopped). */
 function trace(text: string): void {
+  traceHook()?.(text);
+}
+
+/** `globalThis.strataTrace` wrapped so that it never throws, or undefined when none is set
+ * (read once per pass: its messages are built only when someone listens). */
+function traceHook(): ((text: string) => void) | undefined {
   const f = (globalThis as { strataTrace?: (text: string) => void }).strataTrace;
-  if (typeof f !== 'function') return;
-  try {
-    f(text);
-  } catch {
-    // a diagnostic never fails the pass
-  }
+  if (typeof f !== 'function') return undefined;
+  return (text) => {
+    try {
+      f(text);
+    } catch {
+      // a diagnostic never fails the pass
+    }
+  };
 }
 
 /** One run lent by the engine (`Database.lendRuns` packing). */
@@ -269,30 +277,18 @@ export interface Stepper {
  * about a few runs' worth, so answers arrive before the cursor reaches their runs. */
 const STEP_BYTES = 256 * 1024;
 
-/** Longest a step waits for its yield's message before going on anyway. */
-const YIELD_FALLBACK_MS = 50;
-
 const yieldNow: () => Promise<void> = (() => {
   const g = globalThis as { setImmediate?: (f: () => void) => void; MessageChannel?: typeof MessageChannel };
   if (typeof g.setImmediate === 'function') return () => new Promise<void>((r) => g.setImmediate!(r));
   if (typeof g.MessageChannel === 'function') {
     // A macrotask without setTimeout's clamping: messages already queued (decoders' answers)
-    // are handled before it. A timer settles the yield too, should the message never come
-    // (a scan in Firefox once waited forever here or near): a pass is never left waiting.
+    // are handled before it.
     const ch = new g.MessageChannel();
     const waiting: Array<() => void> = [];
     ch.port1.onmessage = () => waiting.shift()?.();
     return () =>
       new Promise<void>((resolve) => {
-        let settled = false;
-        const once = () => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(once, YIELD_FALLBACK_MS);
-        waiting.push(once);
+        waiting.push(resolve);
         ch.port2.postMessage(0);
       });
   }
@@ -308,11 +304,12 @@ const notOpen = () => Object.assign(new Error('Database is not open'), { code: '
 async function stepWithDecoders(db: ScanTarget, cursor: Stepper, pool: DecodePool, alive: () => boolean): Promise<void> {
   let inflight = 0;
   let deliveryFailed: { error: unknown } | undefined;
+  const trace = traceHook();
   for (let step = 1; ; step++) {
     if (deliveryFailed) throw deliveryFailed.error;
     if (!alive()) throw notOpen();
     const room = pool.capacity - inflight;
-    trace(`pass step ${step}: ${inflight} run(s) in flight, lending ${Math.max(0, room)}`);
+    trace?.(`pass step ${step}: ${inflight} run(s) in flight, lending ${Math.max(0, room)}`);
     if (room > 0) {
       for (const run of unpackLent(db.lendRuns(room))) {
         inflight += 1;
@@ -328,9 +325,9 @@ async function stepWithDecoders(db: ScanTarget, cursor: Stepper, pool: DecodePoo
         });
       }
     }
-    trace(`pass step ${step}: stepping`);
+    trace?.(`pass step ${step}: stepping`);
     if (cursor.step(STEP_BYTES)) return;
-    trace(`pass step ${step}: yield`);
+    trace?.(`pass step ${step}: yield`);
     await yieldNow();
   }
 }

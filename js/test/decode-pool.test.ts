@@ -106,11 +106,18 @@ function engineWith(db: PassDb, workers: FakeWorker[], boundMs: number): Engine 
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
-test('a pass begins only when its worker said it is ready; its runs go there; the steps are traced in order', async () => {
-  const db = new PassDb(4);
+/** An engine with one stand-in worker (start bound `boundMs`) and a database of `steps` steps. */
+async function oneWorker(steps: number, boundMs: number) {
+  const db = new PassDb(steps);
   const w = new FakeWorker();
-  const engine = engineWith(db, [w], 60_000);
+  const engine = engineWith(db, [w], boundMs);
   const h = await engine.open('mem', 'db', {});
+  const poolStats = () => (JSON.parse(engine.decodeStats(h) as string) as { pool: Record<string, number> }).pool;
+  return { db, w, engine, h, poolStats };
+}
+
+test('a pass begins only when its worker said it is ready; its runs go there; the steps are traced in order', async () => {
+  const { db, w, engine, h, poolStats } = await oneWorker(4, 60_000);
   const scan = engine.scan(h) as Promise<number[]>;
   for (let i = 0; i < 4; i++) await tick();
   expect(db.calls).toEqual([]); // nothing synchronous while the worker starts
@@ -127,25 +134,20 @@ test('a pass begins only when its worker said it is ready; its runs go there; th
   expect(trace[1]).toMatch(/^decode pool started in \d+ ms: 1 of 1 ready$/);
   expect(trace.slice(2, 5)).toEqual([`pass step 1: 0 run(s) in flight, lending ${RUNS_PER_WORKER}`, 'pass step 1: stepping', 'pass step 1: yield']);
   expect(trace.at(-1)).toBe('pass step 4: stepping');
-  const stats = JSON.parse(engine.decodeStats(h) as string) as { pool: Record<string, number> };
-  expect(stats.pool).toMatchObject({ live: 1, sent: w.posted.length, answered: w.posted.length, failed: 0, workersLost: 0, late: 0 });
-  expect(stats.pool.startMs).toBeGreaterThanOrEqual(15); // four 5 ms ticks (timers may fire a little early)
+  expect(poolStats()).toMatchObject({ live: 1, sent: w.posted.length, answered: w.posted.length, failed: 0, workersLost: 0, late: 0 });
+  expect(poolStats().startMs).toBeGreaterThanOrEqual(15); // four 5 ms ticks (timers may fire a little early)
   await engine.close(h);
 });
 
 test('a worker that never says it is ready is terminated at the bound; the pass decodes alone, and later passes without waiting', async () => {
-  const db = new PassDb(3);
-  const w = new FakeWorker();
-  const engine = engineWith(db, [w], 50);
-  const h = await engine.open('mem', 'db', {});
+  const { db, w, engine, h, poolStats } = await oneWorker(3, 50);
   expect(await (engine.scan(h) as Promise<number[]>)).toEqual([3, 0]);
   expect(w.terminated).toBe(true);
   expect(w.posted).toEqual([]);
   expect(db.calls).toEqual(['scanCursor', 'step', 'step', 'step', 'free']); // nothing lent
   expect(trace[1]).toMatch(/^decode pool started in \d+ ms: 0 of 1 ready$/);
-  const stats = JSON.parse(engine.decodeStats(h) as string) as { pool: Record<string, number> };
-  expect(stats.pool).toMatchObject({ live: 0, sent: 0, workersLost: 1, late: 1 });
-  expect(stats.pool.startMs).toBeGreaterThanOrEqual(40);
+  expect(poolStats()).toMatchObject({ live: 0, sent: 0, workersLost: 1, late: 1 });
+  expect(poolStats().startMs).toBeGreaterThanOrEqual(40);
   // No new pool after one none of whose workers started: the next scan neither waits nor
   // starts a worker; it runs whole, as without decode workers.
   db.calls = [];
@@ -155,10 +157,7 @@ test('a worker that never says it is ready is terminated at the bound; the pass 
 });
 
 test('a database closed while its pool starts: the pass fails LEVEL_DATABASE_NOT_OPEN without touching it', async () => {
-  const db = new PassDb(3);
-  const w = new FakeWorker();
-  const engine = engineWith(db, [w], 60_000);
-  const h = await engine.open('mem', 'db', {});
+  const { db, w, engine, h } = await oneWorker(3, 60_000);
   const scan = engine.scan(h) as Promise<number[]>;
   await tick();
   await engine.close(h);
