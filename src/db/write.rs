@@ -4,7 +4,8 @@
 //! about 1 MiB), assigns their sequence numbers, appends them to the log as one record, syncs
 //! if any writer asked for it, inserts them into the memtable, publishes the new last
 //! sequence, and wakes the group. Readers never see a batch half applied: entries become
-//! visible only when the last sequence is published.
+//! visible only when the last sequence is published. The writer at the front of the queue
+//! (the next leader) spins for a few microseconds before it sleeps; the others sleep at once.
 //!
 //! Before writing, the leader makes room: it slows down (1 ms, once) when level 0 has reached
 //! the slowdown trigger, waits while a previous memtable is still being flushed or level 0 is
@@ -25,6 +26,38 @@ use crate::version::filename;
 
 /// Largest group a leader commits at once.
 const MAX_GROUP_BYTES: usize = 1 << 20;
+
+/// How long the writer at the front of the queue spins before it parks. A commit without a
+/// sync takes a few microseconds, so the front writer is usually handed the queue while
+/// still spinning: neither it (`park`) nor the leader (`unpark` of a parked thread) makes a
+/// futex call. Two writers on two cores: fillrandom x2 2.21 -> 1.76 micros/op (best of 3);
+/// x1, x4 and x8 unchanged within noise (only the front spins, so at most one at a time).
+#[cfg(not(target_arch = "wasm32"))]
+const SPIN_FOR: std::time::Duration = std::time::Duration::from_micros(5);
+
+/// Spins until `flag` is set or `SPIN_FOR` has passed. Only reads the flag: the caller's
+/// park loop takes it.
+fn spin_until_notified(flag: &AtomicBool) {
+    // No clock on wasm32-unknown-unknown (`Instant::now` panics there), and a browser's
+    // workers should not busy-wait: park at once.
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let start = std::time::Instant::now();
+        loop {
+            for _ in 0..16 {
+                if flag.load(Ordering::Relaxed) {
+                    return;
+                }
+                std::hint::spin_loop();
+            }
+            if start.elapsed() >= SPIN_FOR {
+                return;
+            }
+        }
+    }
+    #[cfg(target_arch = "wasm32")]
+    let _ = flag;
+}
 
 pub(super) struct Waiter {
     /// `None`: a request to switch to a new memtable (flush), with no data.
@@ -137,11 +170,17 @@ impl DbInner {
                 ));
             }
             me.thread.get_or_init(std::thread::current);
+            // The front writer waits only for the active leader's commit, then leads: it
+            // spins a moment first (`SPIN_FOR`). The writers behind it park at once.
+            let spin = q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me));
             drop(q);
             // Each writer sleeps on its own thread, woken only when its batch is committed or
             // it has become the front (LevelDB's per-writer condition variable), never by a
             // broadcast to every queued writer.
             sync_point("DbInner::write:parking");
+            if spin {
+                spin_until_notified(&me.notified);
+            }
             while !me.notified.swap(false, Ordering::Acquire) {
                 std::thread::park();
             }
