@@ -4,9 +4,9 @@
 // transferred to a worker and its decoded blocks transferred back.
 //
 // Invariants:
-// - Every `decode` settles: with the worker's answer, or `{ ok: false }` when the worker failed
-//   or was terminated (the engine's cursor then decodes the run itself), so a scan never waits
-//   on a dead worker and never returns a wrong figure.
+// - Every `decode` settles: with the worker's answer, or `{ ok: false }` when the worker failed,
+//   was terminated or said a request reached it unreadable (the engine's cursor then decodes
+//   the run itself), so a scan never waits on a dead worker and never returns a wrong figure.
 // - Jobs go to the least loaded live worker that said it is ready (its wasm instance is up); a
 //   dead worker is dropped from the pool.
 // - A pool is `started` once every worker said it is ready or went away, or after START_BOUND_MS
@@ -29,8 +29,9 @@ export interface DecodeRequest {
   filter: number;
 }
 export type DecodeAnswer = { id: number; ok: true; packed: Uint8Array } | { id: number; ok: false; error?: string };
-/** What a decode worker posts: answers, and once, whether its instance started. */
-export type DecodeMessage = DecodeAnswer | { ready: true } | { ready: false; error: string };
+/** What a decode worker posts: answers, once whether its instance started, and `unreadable`
+ * when a request reached it but could not be read (a `messageerror`: its id is unknown). */
+export type DecodeMessage = DecodeAnswer | { ready: true } | { ready: false; error: string } | { unreadable: true };
 
 /** A worker as the pool needs it (Node's and the browser's differ). */
 export interface DecodePort {
@@ -64,8 +65,9 @@ export class DecodePool {
   private nextId = 1;
   /** `workersLost`: workers dropped for any reason (including the `late` ones and those that
    * could not be started); `late`: workers terminated for not starting within the bound;
-   * `startMs`: how long the pool took to start; `byPage`: workers the page started. */
-  readonly stats = { sent: 0, answered: 0, failed: 0, workersLost: 0, late: 0, startMs: -1, byPage: 0 };
+   * `startMs`: how long the pool took to start; `byPage`: workers the page started;
+   * `unreadable`: requests a worker said it could not read. */
+  readonly stats = { sent: 0, answered: 0, failed: 0, workersLost: 0, late: 0, startMs: -1, byPage: 0, unreadable: 0 };
   /** Settles once every worker is ready or gone (or the bound passed): see the invariants. */
   readonly started: Promise<void>;
   private settleStart: () => void = () => {};
@@ -104,6 +106,16 @@ export class DecodePool {
             if (msg.ready) m.ready = true;
             else this.lose(m);
             this.checkStarted();
+            return;
+          }
+          if ('unreadable' in msg) {
+            // Which request it was is unknown: fail every one in flight there (their passes
+            // decode those runs themselves; a late answer to one of them is ignored). The
+            // worker stays: the next requests may well arrive whole.
+            this.stats.unreadable += 1;
+            const pending = [...m.pending];
+            m.pending.clear();
+            for (const [id, done] of pending) done({ id, ok: false, error: 'a request reached the decode worker unreadable' });
             return;
           }
           const done = m.pending.get(msg.id);

@@ -5,7 +5,9 @@
 // first message is `{ port }`, the channel to the engine, and `{ stop }` there closes it) or by
 // the engine's worker itself (messages come straight from it). Says `{ ready }` once its
 // instance is up (or could not be made: `{ ready: false, error }`), then answers every request:
-// decoded blocks, or an error.
+// decoded blocks, or an error; a request that arrives unreadable (`messageerror`, its id lost)
+// gets `{ unreadable: true }`, so the pool fails what it has in flight here instead of
+// waiting for an answer that cannot come.
 
 import init, { decodeRun } from '../wasm/strata.js';
 import type { DecodeRequest } from './decode-pool.js';
@@ -15,6 +17,7 @@ type Reply = (msg: unknown, transfer?: Transferable[]) => void;
 
 const scope = self as unknown as {
   onmessage: ((ev: MessageEvent<Incoming>) => void) | null;
+  onmessageerror: ((ev: MessageEvent) => void) | null;
   postMessage(msg: unknown, transfer?: Transferable[]): void;
   close(): void;
 };
@@ -60,10 +63,15 @@ scope.onmessage = (ev) => {
     // Firefox (153 ESR) does not deliver a compiled module from the engine's worker over a
     // MessagePort (the message fails to deserialize here): this worker then compiles the
     // engine's module itself, from the glue's own URL.
-    port.onmessageerror = () => {
-      if (ready === undefined) start(init(), reply);
-    };
+    port.onmessageerror = () => unreadable(reply);
     return;
   }
   handle(m, (msg, transfer) => scope.postMessage(msg, transfer));
 };
+scope.onmessageerror = () => unreadable((msg) => scope.postMessage(msg));
+
+/** A message that could not be read: the module (none arrived yet) or a request. */
+function unreadable(reply: Reply): void {
+  if (ready === undefined) start(init(), reply);
+  else reply({ unreadable: true });
+}

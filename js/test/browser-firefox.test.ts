@@ -2,8 +2,9 @@
 // never a downloaded browser): the same page and checks as browser.test.ts and
 // browser-placement.test.ts in Chromium — every shared world copied into OPFS, conformance on
 // OPFS and mem, many promises in flight, an exhausted OPFS quota, persistence across a reload,
-// locks across tabs and within a worker, bad input, and the engine placement (one message per
-// turn from a page; the engine inside a dedicated worker). Same exact expected values.
+// locks across tabs and within a worker, bad input, decode workers whose script fails to load,
+// and the engine placement (one message per turn from a page; the engine inside a dedicated
+// worker). Same exact expected values.
 // The streamed .mcworld export (World.exportMcworldTo) of whole shared worlds (amulet_1_16,
 // mcpe_0_11_mcedit_testdb) stored in OPFS and in IndexedDB: the zip equals Node's export of the
 // same folder byte for byte (size, CRC-32, SHA-256 pinned in shared/export-expected.ts) with
@@ -38,6 +39,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { tempDir, worlds, worldsDir, worldTest } from './helpers.js';
 // @ts-expect-error: plain JS module.
 import { serve } from './browser/server.mjs';
+import { DECODE_WORKER_SCRIPT, expectDecodersGone, type DecodersGoneResult } from './shared/decoders-gone.js';
 import { BAD_INPUT, INFLIGHT } from './shared/expected.js';
 import { expectOpfsSnapshot, type OpfsSnapshotResult } from './shared/opfs-snapshot.js';
 import {
@@ -60,6 +62,7 @@ if (!haveFirefox) console.warn(`!!! SKIPPED: Firefox not found at ${FIREFOX} (se
 let browser: Browser;
 let server: { close(): void };
 let origin: string;
+let refuse: Set<string>;
 let page: Page;
 
 async function newPage(b: Browser, file = 'page.html'): Promise<Page> {
@@ -87,6 +90,7 @@ describe.skipIf(!haveFirefox)('the package in Firefox', () => {
     const s = await serve({ pkgDir: path.resolve('.'), worldsDir });
     server = s.server;
     origin = s.origin;
+    refuse = s.refuse;
     browser = await launch();
     page = await newPage(browser);
   }, 300_000);
@@ -245,6 +249,17 @@ describe.skipIf(!haveFirefox)('the package in Firefox', () => {
     expect(await run<number>(page, 'conformance', 'opfs')).toBe(27);
     expect(await run<number>(page, 'conformance', 'idb')).toBe(27);
     expect(await run<number>(page, 'conformance', 'mem')).toBe(27);
+  });
+
+  test('decode workers whose script cannot load: the page reports each, the pool drops them at once (not at its bound), and the scan decodes alone', async () => {
+    refuse.add(DECODE_WORKER_SCRIPT);
+    const p = await newPage(browser);
+    try {
+      expectDecodersGone(await run<DecodersGoneResult>(p, 'decodersGone'), 'Firefox');
+    } finally {
+      refuse.delete(DECODE_WORKER_SCRIPT);
+      await p.close();
+    }
   });
 
   test('a database in OPFS is shared as File snapshots (opfsFiles) while the engine holds it: opened on them, the same entries', async () => {

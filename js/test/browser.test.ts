@@ -1,7 +1,8 @@
 // The package in headless Chromium (Debian's, driven by playwright-core): the engine in a
 // dedicated worker, OPFS and file-picker storage, persistence across a reload, locks across
-// tabs, the shared conformance checks on OPFS and mem, and the streamed .mcworld export of a
-// world stored in OPFS or IndexedDB. Every figure is asserted exactly.
+// tabs, the shared conformance checks on OPFS and mem, the streamed .mcworld export of a
+// world stored in OPFS or IndexedDB, and decode workers whose script fails to load. Every
+// figure is asserted exactly.
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { tempDir, worlds, worldsDir, worldTest } from './helpers.js';
 // @ts-expect-error: plain JS module.
 import { serve } from './browser/server.mjs';
+import { DECODE_WORKER_SCRIPT, expectDecodersGone, type DecodersGoneResult } from './shared/decoders-gone.js';
 import { BAD_INPUT, INFLIGHT } from './shared/expected.js';
 import { expectOpfsSnapshot, type OpfsSnapshotResult } from './shared/opfs-snapshot.js';
 import { expectBrowserAbort, expectBrowserExport, nodeExport, type BrowserAbort, type BrowserExport } from './shared/export-expected.js';
@@ -21,6 +23,7 @@ const CHROMIUM = process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium';
 let context: BrowserContext;
 let server: { close(): void };
 let origin: string;
+let refuse: Set<string>;
 let page: Page;
 
 async function newPage(): Promise<Page> {
@@ -42,6 +45,7 @@ beforeAll(async () => {
   const s = await serve({ pkgDir: path.resolve('.'), worldsDir });
   server = s.server;
   origin = s.origin;
+  refuse = s.refuse;
   context = await chromium.launchPersistentContext(tempDir('chromium'), {
     executablePath: CHROMIUM,
     headless: true,
@@ -88,6 +92,17 @@ describe('browser (dedicated worker)', () => {
     }
     console.log(`Chromium: ${byWorkers} runs of blocks decoded by decode workers over every shared world`);
     expect(byWorkers).toBeGreaterThan(100);
+  });
+
+  test('decode workers whose script cannot load: the page reports each, the pool drops them at once (not at its bound), and the scan decodes alone', async () => {
+    refuse.add(DECODE_WORKER_SCRIPT);
+    const p = await newPage();
+    try {
+      expectDecodersGone(await run<DecodersGoneResult>(p, 'decodersGone'), 'Chromium');
+    } finally {
+      refuse.delete(DECODE_WORKER_SCRIPT);
+      await p.close();
+    }
   });
 
   test('a database in OPFS is shared as File snapshots (opfsFiles) while the engine holds it: opened on them, the same entries', async () => {

@@ -31,6 +31,8 @@ function packRuns(first: number, runs: number): Uint8Array {
 class PassDb {
   calls: string[] = [];
   delivered: number[] = [];
+  /** Called with each step's number, before the step. */
+  onStep: (n: number) => void = () => {};
   private nextRun = 1;
   constructor(readonly steps: number) {}
   scanCursor(): object {
@@ -39,6 +41,7 @@ class PassDb {
     return {
       step: () => {
         this.calls.push('step');
+        this.onStep(n + 1);
         return ++n >= this.steps;
       },
       figures: () => [n, this.delivered.length],
@@ -198,5 +201,60 @@ test('a worker whose instance failed is dropped at once; of two workers, only th
   closing.close();
   await closing.started;
   expect(closing.stats.late).toBe(0);
+  pool.close();
+});
+
+test('a worker that says a request reached it unreadable: every run in flight there fails at once and the pass decodes them; later requests still go to it', async () => {
+  /** Holds its requests unanswered until told. */
+  class HoldingWorker extends FakeWorker {
+    hold = true;
+    override post(msg: DecodeRequest): void {
+      if (!this.hold) return super.post(msg);
+      this.posted.push(msg.id);
+    }
+  }
+  const w = new HoldingWorker();
+  const pool = new DecodePool(() => w, 1, 60_000);
+  w.say({ ready: true });
+  await pool.started;
+  const answers = [1, 2].map(() => pool.decode(new Uint8Array(4), new Uint32Array([4]), false, 0));
+  expect(w.posted).toEqual([1, 2]);
+  w.say({ unreadable: true });
+  expect(await Promise.all(answers)).toEqual([
+    { id: 1, ok: false, error: 'a request reached the decode worker unreadable' },
+    { id: 2, ok: false, error: 'a request reached the decode worker unreadable' },
+  ]);
+  // A late answer to a failed request is ignored; the worker takes the next ones.
+  w.say({ id: 1, ok: true, packed: new Uint8Array(4) });
+  w.hold = false;
+  expect((await pool.decode(new Uint8Array(4), new Uint32Array([4]), false, 0)).ok).toBe(true);
+  expect(pool.stats).toMatchObject({ sent: 3, answered: 1, failed: 2, unreadable: 1, workersLost: 0 });
+  expect(pool.live).toBe(1);
+
+  // In a pass: the runs in flight there are abandoned (the cursor decodes them itself), and the
+  // next step lends again (the runs never answered no longer take the worker's room).
+  const db = new PassDb(4);
+  const held = new HoldingWorker();
+  db.onStep = (n) => {
+    if (n !== 2) return;
+    held.say({ unreadable: true });
+    held.hold = false;
+  };
+  const engine = engineWith(db, [held], 60_000);
+  const h = await engine.open('mem', 'db', {});
+  const scan = engine.scan(h) as Promise<number[]>;
+  held.say({ ready: true });
+  const figures = await scan;
+  const runs = (from: number) => Array.from({ length: RUNS_PER_WORKER }, (_, i) => from + i);
+  expect(db.calls.filter((c) => c.startsWith('abandon'))).toEqual(runs(1).map((id) => `abandon ${id}`));
+  // Step 2 lends nothing (its room still taken), steps 3 and 4 a full worker's worth each.
+  expect(db.calls.filter((c) => c.startsWith('lendRuns') || c === 'step')).toEqual([
+    `lendRuns ${RUNS_PER_WORKER}`, 'step', 'step', `lendRuns ${RUNS_PER_WORKER}`, 'step', `lendRuns ${RUNS_PER_WORKER}`, 'step',
+  ]);
+  await tick();
+  expect(held.posted).toEqual([...runs(1), ...runs(RUNS_PER_WORKER + 1), ...runs(2 * RUNS_PER_WORKER + 1)]);
+  expect(db.delivered.sort((a, b) => a - b)).toEqual([...runs(RUNS_PER_WORKER + 1), ...runs(2 * RUNS_PER_WORKER + 1)]);
+  expect(figures[0]).toBe(4);
+  await engine.close(h);
   pool.close();
 });

@@ -168,6 +168,31 @@ window.strataTest = {
     return { bytes, ...result, scan, decodedByWorkers: decode.readahead?.runsByWorkers ?? null, decodeWorkers: decode.pool?.live ?? 0, decodeWorkersByPage: decode.pool?.byPage ?? 0, pool: decode.pool };
   },
 
+  /** A database in OPFS scanned with two decode workers whose script the server refuses
+   * (browser.test.ts): the page reports each failed worker to the engine (`decoderGone`), whose
+   * pool drops it at once and scans alone. The scan's figures, the iterator's, the pool's. */
+  async decodersGone() {
+    const location = 'decoders-gone';
+    await destroy(location);
+    const db = await open(location, { decodeWorkers: 2 });
+    for (let b = 0; b < 6; b++) {
+      const ops = [];
+      for (let i = b * 500; i < (b + 1) * 500; i++) {
+        ops.push({ type: 'put', key: `k${String(i).padStart(5, '0')}`, value: `${i} `.repeat(500).slice(0, 1000) });
+      }
+      await db.batch(ops);
+    }
+    await db.compactRange();
+    const started = performance.now();
+    const scan = await db.scan();
+    const scanMs = performance.now() - started;
+    const iterated = await figures(db);
+    const decode = await db.decodeStats();
+    await db.close();
+    await destroy(location);
+    return { scan, iterated, scanMs, pool: decode.pool, readahead: decode.readahead };
+  },
+
   /** A database in OPFS shared as `File` snapshots (opfsFiles) while this page's engine holds
    * it read-only, as the viewer shares a world with its map helpers: a second database opened
    * on the snapshots (storage `files`) reads exactly the same entries. */

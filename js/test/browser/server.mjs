@@ -2,7 +2,7 @@
 // modules (`/test/`) and the shared worlds (`/worlds/`, plus `/worlds-list/<name>` giving the
 // file names of a world's db/, and `/worlds-tree/<name>` every file of the world folder as a
 // path relative to it, `db/CURRENT`, sorted). Serves `.wasm` as application/wasm; no COOP/COEP
-// headers.
+// headers. `refuse`, a set of paths, makes the server answer those 404 while they are in it.
 
 import fs from 'node:fs';
 import http from 'node:http';
@@ -17,6 +17,8 @@ const TYPES = {
 };
 
 export function serve({ pkgDir, worldsDir }) {
+  // Paths answered 404 while listed (a test's script that must fail to load).
+  const refuse = new Set();
   const roots = { pkg: pkgDir, test: path.join(pkgDir, 'test'), worlds: worldsDir };
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
@@ -34,6 +36,11 @@ export function serve({ pkgDir, worldsDir }) {
       res.end(JSON.stringify(files.map((n) => n.split(path.sep).join('/')).sort()));
       return;
     }
+    if (refuse.has(url.pathname)) {
+      res.writeHead(404);
+      res.end('refused by the test');
+      return;
+    }
     const root = roots[parts[0]];
     const file = root && path.join(root, ...parts.slice(1));
     if (!file || !file.startsWith(root) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
@@ -45,6 +52,6 @@ export function serve({ pkgDir, worldsDir }) {
     fs.createReadStream(file).pipe(res);
   });
   return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://127.0.0.1:${server.address().port}` }));
+    server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://127.0.0.1:${server.address().port}`, refuse }));
   });
 }
