@@ -62,12 +62,15 @@ scope.onmessage = (ev) => {
     port.onmessage = (e: MessageEvent<Incoming>) => handle(e.data, reply);
     // Firefox (153 ESR) does not deliver a compiled module from the engine's worker over a
     // MessagePort (the message fails to deserialize here): this worker then compiles the
-    // engine's module itself, from the glue's own URL.
+    // engine's module itself, from the glue's own URL. Later, an unreadable request is
+    // answered `{ unreadable }` (see `unreadable`).
     port.onmessageerror = () => unreadable(reply);
     return;
   }
   handle(m, (msg, transfer) => scope.postMessage(msg, transfer));
 };
+// Messages straight from the engine's worker (one that started this worker itself): an
+// unreadable module is compiled here too, rather than the worker being dropped at the bound.
 scope.onmessageerror = () => unreadable((msg) => scope.postMessage(msg));
 
 /** A message that could not be read: the module (none arrived yet) or a request. */

@@ -94,6 +94,9 @@ function nodeDecodePort(module: WebAssembly.Module): DecodePort {
     post: (msg, transfer) => w.postMessage(msg, transfer),
     listen(onAnswer, onGone) {
       w.on('message', onAnswer);
+      // An answer that arrives unreadable cannot be matched to its request: the worker is
+      // dropped, so every request in flight there settles (the passes decode those runs).
+      w.on('messageerror', () => onGone('an unreadable message'));
       w.on('error', (e) => onGone(String(e)));
       w.on('exit', (code) => onGone(`exited with ${code}`));
       w.unref(); // after the listeners (adding a 'message' listener refs the worker again)

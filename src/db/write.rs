@@ -35,13 +35,20 @@ const MAX_GROUP_BYTES: usize = 1 << 20;
 #[cfg(not(target_arch = "wasm32"))]
 const SPIN_FOR: std::time::Duration = std::time::Duration::from_micros(5);
 
-/// Spins until `flag` is set or `SPIN_FOR` has passed. Only reads the flag: the caller's
-/// park loop takes it.
+/// Spins until `flag` is set or `SPIN_FOR` has passed (not at all with one core). Only reads
+/// the flag: the caller's park loop takes it.
 fn spin_until_notified(flag: &AtomicBool) {
     // No clock on wasm32-unknown-unknown (`Instant::now` panics there), and a browser's
     // workers should not busy-wait: park at once.
     #[cfg(not(target_arch = "wasm32"))]
     {
+        // With one core the spinner would only hold the core the leader needs.
+        static MANY_CORES: OnceLock<bool> = OnceLock::new();
+        if !*MANY_CORES
+            .get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
+        {
+            return;
+        }
         let start = std::time::Instant::now();
         loop {
             for _ in 0..16 {

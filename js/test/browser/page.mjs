@@ -169,7 +169,7 @@ window.strataTest = {
   },
 
   /** A database in OPFS scanned with two decode workers whose script the server refuses
-   * (browser.test.ts): the page reports each failed worker to the engine (`decoderGone`), whose
+   * (browser.test.ts, browser-firefox.test.ts: shared/decoders-gone.ts): the page reports each failed worker to the engine (`decoderGone`), whose
    * pool drops it at once and scans alone. The scan's figures, the iterator's, the pool's. */
   async decodersGone() {
     const location = 'decoders-gone';
