@@ -113,9 +113,7 @@ export class DecodePool {
             // decode those runs themselves; a late answer to one of them is ignored). The
             // worker stays: the next requests may well arrive whole.
             this.stats.unreadable += 1;
-            const pending = [...m.pending];
-            m.pending.clear();
-            for (const [id, done] of pending) done({ id, ok: false, error: 'a request reached the decode worker unreadable' });
+            failPending(m, 'a request reached the decode worker unreadable');
             return;
           }
           const done = m.pending.get(msg.id);
@@ -160,8 +158,7 @@ export class DecodePool {
     } catch {
       // already gone
     }
-    for (const [id, done] of m.pending) done({ id, ok: false, error: 'the decode worker went away' });
-    m.pending.clear();
+    failPending(m, 'the decode worker went away');
   }
 
   /** Live workers (started or starting). */
@@ -213,6 +210,13 @@ export class DecodePool {
     for (const m of this.members) this.lose(m);
     this.settleStart();
   }
+}
+
+/** Settles every request in flight on `m` as failed (their passes decode those runs). */
+function failPending(m: Member, error: string): void {
+  const pending = [...m.pending];
+  m.pending.clear();
+  for (const [id, done] of pending) done({ id, ok: false, error });
 }
 
 /** Reports a step of the pool or of a pass to `globalThis.strataTrace` when a page or a test

@@ -169,8 +169,9 @@ window.strataTest = {
   },
 
   /** A database in OPFS scanned with two decode workers whose script the server refuses
-   * (browser.test.ts, browser-firefox.test.ts: shared/decoders-gone.ts): the page reports each failed worker to the engine (`decoderGone`), whose
-   * pool drops it at once and scans alone. The scan's figures, the iterator's, the pool's. */
+   * (shared/decoders-gone.ts, for the Chromium and Firefox suites): the page reports each
+   * failed worker to the engine (`decoderGone`), whose pool drops it at once and scans alone.
+   * The scan's figures, the iterator's, the pool's. */
   async decodersGone() {
     const location = 'decoders-gone';
     await destroy(location);
@@ -190,7 +191,7 @@ window.strataTest = {
     const decode = await db.decodeStats();
     await db.close();
     await destroy(location);
-    return { scan, iterated, scanMs, pool: decode.pool, readahead: decode.readahead };
+    return { scan, iterated, scanMs, pool: decode.pool };
   },
 
   /** A database in OPFS shared as `File` snapshots (opfsFiles) while this page's engine holds
