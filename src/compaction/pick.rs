@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::key::{compare_internal_keys, extract_user_key};
 use crate::options::config::NUM_LEVELS;
-use crate::version::{FileMetaData, Version, VersionEdit};
+use crate::version::{BusyRange, FileMetaData, Version, VersionEdit};
 
 /// Limits that shape a compaction.
 #[derive(Clone, Copy, Debug)]
@@ -171,6 +171,17 @@ impl Compaction {
         self.edit.compact_pointers.push((level, largest));
     }
 
+    /// Where the outputs will go: level `level + 1`, within the span of every input (an
+    /// output holds only input keys). Flushes that run before the install keep out of it.
+    pub fn busy_range(&self) -> BusyRange {
+        let (smallest, largest) = key_range(self.inputs.iter().flatten());
+        BusyRange {
+            level: self.level + 1,
+            smallest: extract_user_key(&smallest).to_vec(),
+            largest: extract_user_key(&largest).to_vec(),
+        }
+    }
+
     /// A single file that can move down a level without rewriting.
     pub fn is_trivial_move(&self) -> bool {
         self.inputs[0].len() == 1
@@ -329,6 +340,50 @@ mod tests {
         size_triggered: true,
         seek_triggered: true,
     };
+
+    #[test]
+    fn a_flush_keeps_out_of_a_running_compactions_output_range() {
+        // Level 1: [a, c] and [x, z], a gap between them; nothing at level 2.
+        let v = version(
+            vec![
+                vec![],
+                vec![file(1, "a", "c", 1000), file(2, "x", "z", 1000)],
+            ],
+            4,
+        );
+        let max = LIMITS.max_file_size;
+        assert_eq!(v.pick_level_for_memtable_output(b"m", b"n", max, None), 2);
+        // A manual compaction of level 1 takes both tables: its outputs span the gap.
+        let c = range_compaction(&v, 1, None, None, LIMITS).unwrap();
+        let busy = c.busy_range();
+        assert_eq!(
+            busy,
+            BusyRange {
+                level: 2,
+                smallest: b"a".to_vec(),
+                largest: b"z".to_vec()
+            }
+        );
+        assert_eq!(
+            v.pick_level_for_memtable_output(b"m", b"n", max, Some(&busy)),
+            1
+        );
+        // Outside the span the memtable still goes down to level 2.
+        assert_eq!(
+            v.pick_level_for_memtable_output(b"zz", b"zz", max, Some(&busy)),
+            2
+        );
+        // Outputs going to level 1 keep it at level 0.
+        let busy = BusyRange { level: 1, ..busy };
+        assert_eq!(
+            v.pick_level_for_memtable_output(b"m", b"n", max, Some(&busy)),
+            0
+        );
+        assert_eq!(
+            v.pick_level_for_memtable_output(b"zz", b"zz", max, Some(&busy)),
+            2
+        );
+    }
 
     #[test]
     fn nothing_to_do_below_the_triggers() {

@@ -40,6 +40,7 @@ impl DbInner {
             // The state is consistent at every unlock; a panic while it was held only marks it.
             self.state.clear_poison();
             let mut st = self.state.lock().unwrap();
+            st.compacting = None;
             st.bg_error.get_or_insert_with(|| {
                 crate::error::Error::internal(format!("background work panicked: {what}"))
             });
@@ -188,6 +189,7 @@ impl DbInner {
             .next()
             .copied()
             .unwrap_or(st.versions.last_sequence);
+        st.compacting = Some(c.busy_range());
         drop(st);
         let new_file_number = || {
             let mut st = self.state.lock().unwrap();
@@ -230,6 +232,8 @@ impl DbInner {
             }
             Err(e) => Err(e),
         };
+        // Installed (or abandoned): flushes may use the whole range again.
+        st.compacting = None;
         if let Ok(copied) = result {
             st.compactions += 1;
             st.blocks_copied += copied;
@@ -264,7 +268,6 @@ impl DbInner {
         let Some(imm) = st.imm.clone() else {
             return (st, Ok(()));
         };
-        let base = st.versions.peek_current().clone();
         let number = st.versions.new_file_number();
         st.pending_outputs.insert(number);
         st.known_tables.insert(number);
@@ -284,10 +287,13 @@ impl DbInner {
             Ok(meta) => {
                 let mut edit = VersionEdit::default();
                 if let Some(f) = meta {
-                    let level = base.pick_level_for_memtable_output(
+                    // Chosen now, under the lock, against what is installed and what a
+                    // running compaction (this flush may run inside it) is about to install.
+                    let level = st.versions.peek_current().pick_level_for_memtable_output(
                         crate::key::extract_user_key(&f.smallest),
                         crate::key::extract_user_key(&f.largest),
                         self.options.max_file_size,
+                        st.compacting.as_ref(),
                     );
                     edit.add_file(level, f.number, f.file_size, &f.smallest, &f.largest);
                 }
@@ -303,7 +309,6 @@ impl DbInner {
             Err(e) => Err(e),
         };
         st.pending_outputs.remove(&number);
-        drop(base);
         if result.is_ok() {
             let flushed = st.imm.take();
             // Older logs are no longer needed: their entries are in synced tables now.

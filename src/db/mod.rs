@@ -267,6 +267,9 @@ struct State {
     /// Live snapshots: sequence → count.
     snapshots: BTreeMap<SequenceNumber, usize>,
     manual: Option<ManualCompaction>,
+    /// The running compaction's outputs-to-be (level and key span), from its start to its
+    /// install: a flush in between must not place its table there.
+    compacting: Option<crate::version::BusyRange>,
     /// Compactions and flushes done, for properties.
     compactions: u64,
     flushes: u64,

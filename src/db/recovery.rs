@@ -340,6 +340,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             last_logged_sequence: last_sequence,
             bg_scheduled: false,
             manifest_writing: false,
+            compacting: None,
             bg_error: None,
             shutting_down: false,
             pending_outputs: HashSet::new(),

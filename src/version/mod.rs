@@ -9,5 +9,5 @@ pub mod version_edit;
 pub mod version_set;
 
 pub use table_cache::TableCache;
-pub use version::{FileMetaData, Version};
+pub use version::{BusyRange, FileMetaData, Version};
 pub use version_edit::VersionEdit;

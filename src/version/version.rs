@@ -20,6 +20,26 @@ use crate::table::readahead::Successor;
 use crate::table::table::TableIterator;
 use crate::table::two_level_iterator::{InnerOpener, TwoLevelIterator};
 
+/// Where a running compaction will put its outputs: `level`, within the user keys
+/// `[smallest, largest]` (the span of its inputs). No other table may be placed there until
+/// the compaction is installed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BusyRange {
+    pub level: usize,
+    pub smallest: Vec<u8>,
+    pub largest: Vec<u8>,
+}
+
+impl BusyRange {
+    /// Whether a table of user keys `[smallest, largest]` placed at `level` could overlap the
+    /// outputs.
+    pub fn blocks(&self, level: usize, smallest: &[u8], largest: &[u8]) -> bool {
+        level == self.level
+            && smallest <= self.largest.as_slice()
+            && largest >= self.smallest.as_slice()
+    }
+}
+
 /// One table file as the MANIFEST describes it.
 #[derive(Clone, Debug)]
 pub struct FileMetaData {
@@ -189,18 +209,29 @@ impl Version {
     }
 
     /// The level a flushed memtable covering `[smallest, largest]` should go to: pushed below
-    /// level 0 while it overlaps nothing and would not overlap too much of the grandparents.
+    /// level 0 while it overlaps nothing and would not overlap too much of the grandparents,
+    /// and never into the range a running compaction is writing (`busy`).
+    ///
+    /// `busy` matters because a flush can run in the middle of a compaction (the compaction
+    /// yields to it) while this Version still holds the compaction's inputs and none of its
+    /// outputs. The inputs of a manual compaction can leave a gap (two level-1 tables with
+    /// nothing at levels 1 and 2 between them) that the memtable fits in, and the outputs,
+    /// which span it, would then overlap the flushed table in their level. LevelDB's
+    /// `PickLevelForMemTableOutput` has no such check.
     pub fn pick_level_for_memtable_output(
         &self,
         smallest: &[u8],
         largest: &[u8],
         max_file_size: u64,
+        busy: Option<&BusyRange>,
     ) -> usize {
         use crate::options::config::MAX_MEM_COMPACT_LEVEL;
         let mut level = 0;
         if !self.overlap_in_level(0, smallest, largest) {
             while level < MAX_MEM_COMPACT_LEVEL {
-                if self.overlap_in_level(level + 1, smallest, largest) {
+                if self.overlap_in_level(level + 1, smallest, largest)
+                    || busy.is_some_and(|b| b.blocks(level + 1, smallest, largest))
+                {
                     break;
                 }
                 if level + 2 < NUM_LEVELS {
