@@ -222,7 +222,7 @@ fn default_readahead_threads() -> usize {
     if cfg!(target_arch = "wasm32") {
         return 0;
     }
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    crate::util::cores().min(8)
 }
 
 /// Options for a read (get, iterator, scan).

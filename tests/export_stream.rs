@@ -146,13 +146,17 @@ fn streamed_export_equals_the_in_memory_export_on_every_world() {
         );
     }
     // The zips' sizes, file counts and CRC-32s, equal to the ones the CLI of before the
-    // streamed export wrote (`strata world export`, main at 440d60a).
+    // streamed export wrote (`strata world export`, main at 440d60a), but for
+    // amulet_1_18_vanilla and rbedrock_example1: their logs are empty, so their opens no
+    // longer write MANIFESTs of their own, and the compaction's first edit starts one
+    // instead (14 bytes less each; before: 15,757,027 bytes, 0x3cde_6cbf, and 512,576 bytes,
+    // 0xa1a8_459b).
     for (name, len, files, crc) in [
         ("amulet_1_16", 1_596_287, 9, 0x5499_7662),
-        ("amulet_1_18_vanilla", 15_757_027, 16, 0x3cde_6cbf),
+        ("amulet_1_18_vanilla", 15_757_013, 16, 0xf175_191a),
         ("mcpe_0_11_mcedit_testdb", 650_955, 8, 0x8956_a173),
         ("minet_testworld", 4_117_790, 5, 0x057d_dd57),
-        ("rbedrock_example1", 512_576, 10, 0xa1a8_459b),
+        ("rbedrock_example1", 512_562, 10, 0x0fea_ad4e),
         ("rbedrock_example2_2022", 39_934, 9, 0x7c36_055d),
     ] {
         assert_eq!(sizes[name], (len, files, crc), "{name}");

@@ -489,3 +489,118 @@ fn recovery_ends_a_log_at_a_power_cut_hole_and_takes_a_peers_append() {
     // To the appended record's end, past the zeros.
     assert!(tail[0].offset + tail[0].bytes > size);
 }
+
+/// Names and sizes of the files in `db`, sorted.
+fn files_of(s: &dyn Storage) -> Vec<(String, u64)> {
+    let mut names = s.list("db").unwrap();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            let size = s.file_size(&format!("db/{n}")).unwrap();
+            (n, size)
+        })
+        .collect()
+}
+
+fn entries(db: &Db) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut it = db.iter(&ReadOptions::default());
+    it.seek_to_first();
+    let mut out = Vec::new();
+    while it.valid() {
+        out.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status().unwrap();
+    out
+}
+
+/// An open with nothing to recover writes nothing: the MANIFEST's own log is empty, so
+/// writing goes on in it. The open creates, renames, removes and syncs nothing (it opens
+/// that log for writing again: one `create`, truncating nothing); the first synced write
+/// then syncs the folder, as it does for a new log, and a power loss after it keeps it.
+/// A log holding anything, even only a switch marker, is replaced as before.
+#[test]
+fn an_idle_open_writes_nothing_and_goes_on_in_its_empty_log() {
+    use strata::storage::{DirPolicy, FaultStorage, OpKind};
+    let inner = Arc::new(MemStorage::new());
+    let w = WriteOptions::default();
+    // Written, then reopened: the replay is flushed and the new log is empty.
+    {
+        let db = Db::open(inner.clone(), "db", Options::google().create()).unwrap();
+        for i in 0..100u32 {
+            db.put(&w, format!("k{i:03}").as_bytes(), b"first").unwrap();
+        }
+    }
+    drop(Db::open(inner.clone(), "db", Options::google()).unwrap());
+    let before = files_of(&*inner);
+    let logs: Vec<&(String, u64)> = before.iter().filter(|(n, _)| n.ends_with(".log")).collect();
+    assert_eq!(logs.len(), 1, "{before:?}");
+    let (log, log_size) = logs[0].clone();
+    assert_eq!(log_size, 0);
+
+    let fault = Arc::new(FaultStorage::with_policy(
+        inner.clone(),
+        DirPolicy::DropUnsyncedEntries,
+    ));
+    let db = Db::open(fault.clone(), "db", Options::google()).unwrap();
+    let kinds = [
+        OpKind::Create,
+        OpKind::Append,
+        OpKind::Sync,
+        OpKind::Rename,
+        OpKind::Remove,
+        OpKind::SyncDir,
+    ];
+    let counts = |f: &FaultStorage| kinds.map(|k| f.counts().get(k));
+    assert_eq!(counts(&fault), [1, 0, 0, 0, 0, 0]);
+    assert_eq!(files_of(&*inner), before);
+    assert!(db.recovery_info().is_clean(), "{:?}", db.recovery_info());
+
+    // A synced write: the folder (once), then the log.
+    let sync = WriteOptions {
+        sync: true,
+        ..WriteOptions::default()
+    };
+    db.put(&sync, b"k100", b"second").unwrap();
+    let c = counts(&fault);
+    assert_eq!([c[2], c[3], c[4], c[5]], [1, 0, 0, 1]);
+    let image = Arc::new(fault.crash_image());
+    drop(db);
+    let db = Db::open(image.clone(), "db", Options::google()).unwrap();
+    let info = db.recovery_info();
+    assert!(info.is_clean(), "{info:?}");
+    assert_eq!(
+        info.logs
+            .iter()
+            .map(|l| (l.name.as_str(), l.records))
+            .collect::<Vec<_>>(),
+        [(log.as_str(), 1)]
+    );
+    let all = entries(&db);
+    assert_eq!(all.len(), 101);
+    assert_eq!(all[0], (b"k000".to_vec(), b"first".to_vec()));
+    assert_eq!(all[100], (b"k100".to_vec(), b"second".to_vec()));
+
+    // That open replayed an entry, so it flushed it and started a new log; after a flush
+    // the current log holds a switch marker: the next open replaces it too.
+    let after_replay = files_of(&*image);
+    assert!(
+        !after_replay.iter().any(|(n, _)| *n == log),
+        "{after_replay:?}"
+    );
+    db.flush().unwrap();
+    drop(db);
+    let marked = files_of(&*image);
+    let marked_log: Vec<&(String, u64)> =
+        marked.iter().filter(|(n, _)| n.ends_with(".log")).collect();
+    assert_eq!(marked_log.len(), 1, "{marked:?}");
+    assert!(marked_log[0].1 > 0, "{marked:?}");
+    let db = Db::open(image.clone(), "db", Options::google()).unwrap();
+    let reopened = files_of(&*image);
+    assert!(
+        !reopened.iter().any(|(n, _)| n == &marked_log[0].0),
+        "{reopened:?}"
+    );
+    assert_eq!(entries(&db).len(), 101);
+}

@@ -375,9 +375,22 @@ impl DbInner {
     /// needs the lock). File numbers are never reused, so a file found obsolete stays so.
     pub(super) fn delete_obsolete_files<'a>(
         &'a self,
-        mut st: MutexGuard<'a, State>,
+        st: MutexGuard<'a, State>,
     ) -> MutexGuard<'a, State> {
-        let doomed = self.obsolete_files(&mut st);
+        let Ok(names) = self.storage.list(&self.dir) else {
+            return st;
+        };
+        self.delete_obsolete_files_among(st, names)
+    }
+
+    /// `delete_obsolete_files` over `names`, a listing of the folder taken since its last
+    /// change (the open's own, when the open wrote nothing).
+    pub(super) fn delete_obsolete_files_among<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        names: Vec<String>,
+    ) -> MutexGuard<'a, State> {
+        let doomed = self.obsolete_files(&mut st, names);
         if doomed.is_empty() {
             return st;
         }
@@ -388,9 +401,9 @@ impl DbInner {
         self.state.lock().unwrap()
     }
 
-    /// Paths of the files no Version, pending output or live log needs; their tables leave
-    /// the table cache.
-    fn obsolete_files(&self, st: &mut State) -> Vec<String> {
+    /// Paths of the files among `names` that no Version, pending output or live log needs;
+    /// their tables leave the table cache.
+    fn obsolete_files(&self, st: &mut State, names: Vec<String>) -> Vec<String> {
         let mut doomed = Vec::new();
         // While an edit is written unlocked, the files it names (a new MANIFEST, its CURRENT
         // temp file) are not accounted yet: nothing is deleted until it is installed.
@@ -399,9 +412,6 @@ impl DbInner {
         }
         let mut live = st.versions.live_files();
         live.extend(st.pending_outputs.iter().copied());
-        let Ok(names) = self.storage.list(&self.dir) else {
-            return doomed;
-        };
         for name in names {
             let Some((number, kind)) = parse_file_name(&name) else {
                 continue;

@@ -21,7 +21,6 @@ use crate::compress::CompressionType;
 use crate::error::{Error, Result};
 use crate::options::{Options, Profile};
 use crate::storage::{join, Storage};
-use crate::version::filename::{sst_table_file_name, table_file_name};
 use crate::version::{TableCache, Version};
 
 /// Tables whose first data block is sampled.
@@ -68,7 +67,7 @@ pub fn detect(
     let mut mojang = Vec::new();
     let mut google = Vec::new();
     for (_, f) in version.all_files().take(SAMPLED_TABLES) {
-        let Some(kind) = first_block_codec(storage, dir, table_cache, f.number, f.file_size) else {
+        let Some(kind) = first_block_codec(table_cache, f.number, f.file_size) else {
             continue;
         };
         match kind {
@@ -248,25 +247,15 @@ enum BlockKind {
 
 /// The codec of a table's first data block, read from its trailer (and, for id 2, from the
 /// block's first bytes: a zlib header or the Zstd magic).
-fn first_block_codec(
-    storage: &dyn Storage,
-    dir: &str,
-    table_cache: &TableCache,
-    number: u64,
-    size: u64,
-) -> Option<BlockKind> {
+fn first_block_codec(table_cache: &TableCache, number: u64, size: u64) -> Option<BlockKind> {
     let table = table_cache.table(number, size).ok()?;
     let handle = *table.data_handles().ok()?.first()?;
-    let file = storage
-        .open_random(&table_file_name(dir, number))
-        .or_else(|_| storage.open_random(&sst_table_file_name(dir, number)))
-        .ok()?;
     let head = handle.size.min(4) as usize;
     let mut start = vec![0u8; head];
     let mut trailer = [0u8; 1];
-    if file.read_at(handle.offset, &mut start).ok()? != head
-        || file
-            .read_at(handle.offset + handle.size, &mut trailer)
+    if table.read_raw_at(handle.offset, &mut start).ok()? != head
+        || table
+            .read_raw_at(handle.offset + handle.size, &mut trailer)
             .ok()?
             != 1
     {

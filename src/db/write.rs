@@ -43,10 +43,7 @@ fn spin_until_notified(flag: &AtomicBool) {
     #[cfg(not(target_arch = "wasm32"))]
     {
         // With one core the spinner would only hold the core the leader needs.
-        static MANY_CORES: OnceLock<bool> = OnceLock::new();
-        if !*MANY_CORES
-            .get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
-        {
+        if crate::util::cores() < 2 {
             return;
         }
         let start = std::time::Instant::now();

@@ -283,6 +283,11 @@ impl Table {
         .map_err(|e: Error| e.in_file(self.name.clone()).at_offset(handle.offset))
     }
 
+    /// Reads bytes of the file as they are, unchecked (what `dialect::detect` looks at).
+    pub fn read_raw_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        self.file.read_at(offset, buf)
+    }
+
     /// Every data block's handle, in file order (decoded from the index once).
     pub fn data_handles(&self) -> Result<&[BlockHandle]> {
         let decoded = self.data_handles.get_or_init(|| {

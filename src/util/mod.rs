@@ -1,6 +1,7 @@
 //! Small shared helpers with no knowledge of the engine: byte coding (varints, fixed-width
 //! little-endian integers), masked CRC-32C, LevelDB's hash, a deterministic PRNG, and a
-//! per-thread pool of block buffers, and named interleaving points for concurrency tests.
+//! per-thread pool of block buffers, named interleaving points for concurrency tests, and the
+//! core count.
 
 pub mod buffer_pool;
 pub mod coding;
@@ -8,3 +9,11 @@ pub mod crc;
 pub mod hash;
 pub mod random;
 pub mod sync_point;
+
+/// The cores this process may use, asked once (1 if unknown). `available_parallelism` reads
+/// the affinity mask and the cgroup's CPU quota files on each call: about 20 system calls,
+/// which every `Options` and so every open paid (kvbench's `open` opens 100 times).
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
