@@ -5,6 +5,7 @@ their own). Without matplotlib the chart is skipped, loudly, and the report keep
 
 import os
 import sys
+import textwrap
 
 COLOURS = {"leveldb": "#3d6b94", "rocksdb": "#d08c32", "sqlite": "#6b9a4a", "kyotocabinet": "#8c5fa8", "lmdb": "#b0413e"}
 
@@ -16,6 +17,7 @@ def ratio_chart(path, title, xlabel, rows, peers, names):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
         print("!!! no chart: matplotlib is not installed (pip install matplotlib)", file=sys.stderr)
         return None
@@ -29,13 +31,21 @@ def ratio_chart(path, title, xlabel, rows, peers, names):
         ax.barh([y for y, _ in pts], [x for _, x in pts], height=height, color=COLOURS.get(p, "#777777"), label=names[p])
     ax.axvline(1.0, color="black", linewidth=1)
     ax.set_xscale("log")
-    ax.set_yticks([i + height * (len(drawn) - 1) / 2 for i in range(len(rows))], [label for label, _ in rows], fontsize=8)
+    # Ratios read as plain numbers (a log axis alone labels only 10^0).
+    lo, hi = ax.get_xlim()
+    ax.set_xticks([t for t in (0.1, 0.2, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4, 5, 10) if lo <= t <= hi])
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    # Long scenario names wrap (they were cut at the figure's left edge).
+    labels = [textwrap.fill(label, 34) for label, _ in rows]
+    ax.set_yticks([i + height * (len(drawn) - 1) / 2 for i in range(len(rows))], labels, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel(xlabel)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(textwrap.fill(title, 80), fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path + ".svg")
-    fig.savefig(path + ".png", dpi=80)
+    # The box grows to hold every label and the title rather than clipping them.
+    fig.savefig(path + ".svg", bbox_inches="tight")
+    fig.savefig(path + ".png", dpi=80, bbox_inches="tight")
     plt.close(fig)
     return f"![{title}]({os.path.basename(path)}.svg)"
