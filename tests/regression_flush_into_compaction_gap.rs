@@ -11,6 +11,10 @@
 //! overlapped it: two overlapping tables in one level, which the Version refuses (the
 //! compaction failed and every later write with it). The interleaving is forced with sync
 //! points, under a watchdog.
+//!
+//! Without a background thread every caller runs background steps, and a second caller could
+//! pick a compaction while another caller's ran with the lock released: the same inputs
+//! again, whose outputs then overlapped the first one's.
 
 mod common;
 
@@ -98,22 +102,40 @@ fn a_flush_during_a_compaction_does_not_land_in_its_output_range() {
             });
             let l = latch.clone();
             sync_point::set_callback("DbInner::make_room:switched", move || l.signal("switched"));
+            let l = latch.clone();
+            sync_point::set_callback("DbInner::background_compaction:ran", move || {
+                l.signal("ran")
+            });
+            // Where the memtable is written: inside the compaction (it yields to the flush)
+            // is the case under test.
+            let l = latch.clone();
+            sync_point::set_callback("DbInner::compact_memtable:build", move || {
+                if l.count("run") == 1 && l.count("ran") == 0 {
+                    l.signal("flushed inside");
+                }
+            });
             let compactor = {
                 let db = db.clone();
                 spawn("compact", move || db.compact_range(Some(b"a"), Some(b"y")))
             };
             assert!(latch.wait_for("run", 1, STEP), "no compaction started");
+            // (The range compaction's own flush switched memtables before it started.)
+            let switched = latch.count("switched");
             db.put(&w, b"m", b"middle").unwrap();
             let flusher = {
                 let db = db.clone();
                 spawn("flush", move || db.flush())
             };
-            assert!(latch.wait_for("switched", 1, STEP), "no memtable switch");
+            assert!(
+                latch.wait_for("switched", switched + 1, STEP),
+                "no memtable switch"
+            );
             latch.signal("go");
             flusher.join().unwrap().unwrap();
             let compacted = compactor.join().unwrap();
             sync_point::clear();
             compacted.unwrap();
+            assert_eq!(latch.count("flushed inside"), 1);
 
             // The compaction wrote one table over [a000, x099] at level 2. The memtable,
             // flushed while it ran, kept out of that span (level 1: the unit test
@@ -149,6 +171,95 @@ fn a_flush_during_a_compaction_does_not_land_in_its_output_range() {
             }
             it.status().unwrap();
             assert_eq!(n, 202);
+        },
+    );
+}
+
+/// Without a background thread, a caller that finds another caller's compaction running
+/// does not start one of its own.
+#[test]
+fn a_second_inline_caller_does_not_start_a_compaction_while_one_runs() {
+    let _x = sync_point::exclusive();
+    let latch = Latch::new();
+    let progress = latch.clone();
+    watchdog(
+        "two inline callers",
+        Duration::from_secs(120),
+        move || format!("compactions reached {}", progress.count("run")),
+        move || {
+            let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
+            let options = Options {
+                background_thread: false,
+                ..Options::google().create()
+            };
+            let db = Arc::new(Db::open(storage, "db", options).unwrap());
+            let w = WriteOptions::default();
+            // Six overlapping memtables: the first goes down to level 2, the second to level
+            // 1, the others stay at level 0; the sixth makes a compaction due.
+            let fill = |db: &Db, round: u32| {
+                for i in 0..100 {
+                    let key = format!("k{i:03}");
+                    db.put(
+                        &WriteOptions::default(),
+                        key.as_bytes(),
+                        format!("v{round}").as_bytes(),
+                    )
+                    .unwrap();
+                }
+                db.flush().unwrap();
+            };
+            for round in 0..5 {
+                fill(&db, round);
+            }
+            let shape = |db: &Db| {
+                db.version()
+                    .files
+                    .iter()
+                    .map(|f| f.len())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(shape(&db), [3, 1, 1, 0, 0, 0, 0]);
+            assert_eq!(db.properties().compactions, 0);
+
+            // The first caller to reach a compaction's run waits there; any later one would
+            // go on. The first is the thread that writes the sixth memtable.
+            let l = latch.clone();
+            sync_point::set_callback("DbInner::background_compaction:run", move || {
+                l.signal("run");
+                if l.count("run") == 1 {
+                    assert!(l.wait_for("go", 1, STEP), "never let go");
+                }
+            });
+            let first = {
+                let db = db.clone();
+                spawn("first", move || {
+                    fill(&db, 5);
+                    db.maintenance()
+                })
+            };
+            assert!(latch.wait_for("run", 1, STEP), "no compaction started");
+            assert_eq!(shape(&db), [4, 1, 1, 0, 0, 0, 0]);
+            // A second caller finds it running: no compaction of its own.
+            db.maintenance().unwrap();
+            assert_eq!(latch.count("run"), 1);
+            latch.signal("go");
+            first.join().unwrap().unwrap();
+            sync_point::clear();
+            db.maintenance().unwrap();
+
+            assert_eq!(db.properties().compactions, 1);
+            assert_eq!(shape(&db), [0, 1, 1, 0, 0, 0, 0]);
+            let r = ReadOptions::default();
+            for i in 0..100 {
+                let key = format!("k{i:03}");
+                assert_eq!(
+                    db.get(&r, key.as_bytes()).unwrap().as_deref(),
+                    Some(&b"v5"[..]),
+                    "{key}"
+                );
+            }
+            db.put(&w, b"after", b"x").unwrap();
+            db.flush().unwrap();
         },
     );
 }

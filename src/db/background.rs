@@ -41,6 +41,7 @@ impl DbInner {
             self.state.clear_poison();
             let mut st = self.state.lock().unwrap();
             st.compacting = None;
+            st.flushing = false;
             st.bg_error.get_or_insert_with(|| {
                 crate::error::Error::internal(format!("background work panicked: {what}"))
             });
@@ -137,6 +138,12 @@ impl DbInner {
         if st.imm.is_some() {
             return self.compact_memtable(st);
         }
+        if st.compacting.is_some() {
+            // Another caller's compaction is running (only without a background thread, where
+            // every caller runs background steps): picking now could take its inputs again,
+            // or move a table into the span its outputs will cover.
+            return (st, Ok(()));
+        }
         let mut st = st;
         let version = st.versions.current();
         let limits = self.limits();
@@ -218,7 +225,10 @@ impl DbInner {
             yield_to_flush: &yield_to_flush,
         };
         sync_point("DbInner::background_compaction:run");
+        let unwinding = ClearOnUnwind(self);
         let result = run_compaction(&mut c, &env);
+        std::mem::forget(unwinding);
+        sync_point("DbInner::background_compaction:ran");
         let mut st = self.state.lock().unwrap();
         let result = match result {
             Ok((mut edit, stats)) => {
@@ -265,14 +275,20 @@ impl DbInner {
         &'a self,
         mut st: MutexGuard<'a, State>,
     ) -> (MutexGuard<'a, State>, Result<()>) {
+        if st.flushing {
+            // Another caller is writing this memtable (only without a background thread).
+            return (st, Ok(()));
+        }
         let Some(imm) = st.imm.clone() else {
             return (st, Ok(()));
         };
+        st.flushing = true;
         let number = st.versions.new_file_number();
         st.pending_outputs.insert(number);
         st.known_tables.insert(number);
         drop(st);
         sync_point("DbInner::compact_memtable:build");
+        let unwinding = ClearOnUnwind(self);
         let mut it = imm.iter();
         let built = build_table(
             &*self.storage,
@@ -282,6 +298,7 @@ impl DbInner {
             &self.table_options(),
             &self.table_cache,
         );
+        std::mem::forget(unwinding);
         let mut st = self.state.lock().unwrap();
         let result = match built {
             Ok(meta) => {
@@ -309,6 +326,7 @@ impl DbInner {
             Err(e) => Err(e),
         };
         st.pending_outputs.remove(&number);
+        st.flushing = false;
         if result.is_ok() {
             let flushed = st.imm.take();
             // Older logs are no longer needed: their entries are in synced tables now.
@@ -485,10 +503,42 @@ impl DbInner {
         if self.options.background_thread {
             let st = self.maybe_schedule_compaction(st);
             self.bg_cv.wait(st).unwrap()
+        } else if Self::inline_step_elsewhere(&st) {
+            self.wait_for_inline_step(st)
         } else {
             let mut st = st;
             self.set_bg_scheduled(&mut st, true);
             self.background_call(st)
+        }
+    }
+
+    /// Without a background thread, where every caller runs background steps: whether
+    /// another caller is running the step a waiter needs (writing the memtable, or a
+    /// compaction while no memtable waits). The waiter waits for it (`wait_for_inline_step`)
+    /// instead of starting one of its own, which could take the same inputs again. Never on
+    /// wasm32: one thread there, so no other caller.
+    pub(super) fn inline_step_elsewhere(st: &State) -> bool {
+        !cfg!(target_arch = "wasm32")
+            && (st.flushing || (st.compacting.is_some() && st.imm.is_none()))
+    }
+
+    /// Waits a little for another caller's background step (`background_call` and
+    /// `compact_memtable` notify at their ends); bounded, so that the caller's loop checks
+    /// again whatever happens.
+    pub(super) fn wait_for_inline_step<'a>(
+        &'a self,
+        st: MutexGuard<'a, State>,
+    ) -> MutexGuard<'a, State> {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            self.bg_cv
+                .wait_timeout(st, std::time::Duration::from_millis(10))
+                .unwrap()
+                .0
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            st
         }
     }
 
@@ -505,6 +555,28 @@ impl DbInner {
             Some(e) => Err(e.clone()),
             None => Ok(()),
         }
+    }
+}
+
+/// Set while a flush or compaction runs with the state lock released: if that work panics (a
+/// bug), its marks (`State::compacting`, `State::flushing`) are cleared, so that callers
+/// waiting for it (without a background thread, other callers' threads) go on instead of
+/// waiting for good. The panic itself reaches the caller that ran the work, or becomes the
+/// sticky error on the background thread (`background_loop`). Forgotten when the work
+/// returns.
+struct ClearOnUnwind<'a>(&'a DbInner);
+
+impl Drop for ClearOnUnwind<'_> {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        self.0.state.clear_poison();
+        let mut st = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.compacting = None;
+        st.flushing = false;
+        drop(st);
+        self.0.bg_cv.notify_all();
     }
 }
 

@@ -270,6 +270,9 @@ struct State {
     /// The running compaction's outputs-to-be (level and key span), from its start to its
     /// install: a flush in between must not place its table there.
     compacting: Option<crate::version::BusyRange>,
+    /// A caller is writing the immutable memtable as a table. Without a background thread
+    /// several callers run background steps; only one may flush a given memtable.
+    flushing: bool,
     /// Compactions and flushes done, for properties.
     compactions: u64,
     flushes: u64,

@@ -315,6 +315,9 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             && recovery.dropped_tails.is_empty()
             && recovery.gap.is_none()
             && recovery.lost_logs.is_empty()
+            // A table the MANIFEST does not name can raise the last sequence; only a new
+            // MANIFEST records that (a later log's marker would otherwise look like a gap).
+            && versions.last_sequence == recovered.last_sequence
             && !options.read_only)
             .then_some(*number),
         _ => None,
@@ -369,6 +372,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             bg_scheduled: false,
             manifest_writing: false,
             compacting: None,
+            flushing: false,
             bg_error: None,
             shutting_down: false,
             pending_outputs: HashSet::new(),

@@ -380,6 +380,8 @@ impl DbInner {
                     signal_point("DbInner::make_room:wait");
                     let _demand = self.compression_pool.as_ref().map(|p| p.demand());
                     st = self.bg_cv.wait(st).unwrap();
+                } else if Self::inline_step_elsewhere(&st) {
+                    st = self.wait_for_inline_step(st);
                 } else {
                     st = self.background_call(st);
                 }
