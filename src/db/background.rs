@@ -198,6 +198,10 @@ impl DbInner {
             .unwrap_or(st.versions.last_sequence);
         st.compacting = Some(c.busy_range());
         drop(st);
+        let unwinding = ClearOnUnwind {
+            db: self,
+            mark: Mark::Compacting,
+        };
         let new_file_number = || {
             let mut st = self.state.lock().unwrap();
             let n = st.versions.new_file_number();
@@ -225,7 +229,6 @@ impl DbInner {
             yield_to_flush: &yield_to_flush,
         };
         sync_point("DbInner::background_compaction:run");
-        let unwinding = ClearOnUnwind(self);
         let result = run_compaction(&mut c, &env);
         std::mem::forget(unwinding);
         sync_point("DbInner::background_compaction:ran");
@@ -287,8 +290,11 @@ impl DbInner {
         st.pending_outputs.insert(number);
         st.known_tables.insert(number);
         drop(st);
+        let unwinding = ClearOnUnwind {
+            db: self,
+            mark: Mark::Flushing,
+        };
         sync_point("DbInner::compact_memtable:build");
-        let unwinding = ClearOnUnwind(self);
         let mut it = imm.iter();
         let built = build_table(
             &*self.storage,
@@ -558,25 +564,37 @@ impl DbInner {
     }
 }
 
+/// Which mark a `ClearOnUnwind` owns: without a background thread one caller's compaction
+/// and another's flush run at once, and each clears only its own.
+enum Mark {
+    Compacting,
+    Flushing,
+}
+
 /// Set while a flush or compaction runs with the state lock released: if that work panics (a
-/// bug), its marks (`State::compacting`, `State::flushing`) are cleared, so that callers
+/// bug), its mark (`State::compacting` or `State::flushing`) is cleared, so that callers
 /// waiting for it (without a background thread, other callers' threads) go on instead of
 /// waiting for good. The panic itself reaches the caller that ran the work, or becomes the
 /// sticky error on the background thread (`background_loop`). Forgotten when the work
 /// returns.
-struct ClearOnUnwind<'a>(&'a DbInner);
+struct ClearOnUnwind<'a> {
+    db: &'a DbInner,
+    mark: Mark,
+}
 
 impl Drop for ClearOnUnwind<'_> {
     fn drop(&mut self) {
         if !std::thread::panicking() {
             return;
         }
-        self.0.state.clear_poison();
-        let mut st = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.compacting = None;
-        st.flushing = false;
+        self.db.state.clear_poison();
+        let mut st = self.db.state.lock().unwrap_or_else(|e| e.into_inner());
+        match self.mark {
+            Mark::Compacting => st.compacting = None,
+            Mark::Flushing => st.flushing = false,
+        }
         drop(st);
-        self.0.bg_cv.notify_all();
+        self.db.bg_cv.notify_all();
     }
 }
 

@@ -643,7 +643,12 @@ impl Db {
         if self.inner.options.read_only {
             return Ok(false);
         }
-        let st = self.inner.state.lock().unwrap();
+        let mut st = self.inner.state.lock().unwrap();
+        if !self.inner.options.background_thread && DbInner::inline_step_elsewhere(&st) {
+            // Another caller is running the step: wait for it a little rather than report
+            // work left at once (a host looping on this would spin).
+            st = self.inner.wait_for_inline_step(st);
+        }
         let st = self.inner.maybe_schedule_compaction(st);
         drop(st);
         self.inner.run_inline_work();
