@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::sync::Arc;
 
-use common::Rng;
+use common::{entries, Rng};
 use strata::db::WriteBatch;
 use strata::storage::{MemStorage, Storage};
 use strata::{Db, ErrorKind, Options, ReadOptions, WriteOptions};
@@ -501,18 +501,6 @@ fn files_of(s: &dyn Storage) -> Vec<(String, u64)> {
             (n, size)
         })
         .collect()
-}
-
-fn entries(db: &Db) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut it = db.iter(&ReadOptions::default());
-    it.seek_to_first();
-    let mut out = Vec::new();
-    while it.valid() {
-        out.push((it.key().to_vec(), it.value().to_vec()));
-        it.next();
-    }
-    it.status().unwrap();
-    out
 }
 
 /// An open with nothing to recover writes nothing: the MANIFEST's own log is empty, so
