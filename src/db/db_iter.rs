@@ -149,20 +149,21 @@ impl DbIter {
     fn find_prev_user_entry(&mut self) {
         let mut value_type = ValueType::Deletion;
         while self.iter.valid() {
-            let Some((seq, t)) = self.current_meta() else {
+            // One key() per step: every call walks the merged and two-level iterators down.
+            let Some(parsed) = parse_internal_key(self.iter.key()) else {
+                self.fail(Error::corruption("corrupted internal key in table or log"));
                 return;
             };
-            if seq <= self.sequence {
+            if parsed.sequence <= self.sequence {
                 if value_type != ValueType::Deletion
-                    && compare_bytes(extract_user_key(self.iter.key()), &self.saved_key)
-                        == Ordering::Less
+                    && compare_bytes(parsed.user_key, &self.saved_key) == Ordering::Less
                 {
                     // A live value of the key after this one is complete.
                     break;
                 }
-                value_type = t;
-                if t == ValueType::Deletion {
-                    self.saved_key.clear();
+                value_type = parsed.value_type;
+                self.saved_key.clear();
+                if value_type == ValueType::Deletion {
                     self.saved_value.clear();
                 } else {
                     let raw = self.iter.value();
@@ -171,9 +172,7 @@ impl DbIter {
                     }
                     self.saved_value.clear();
                     self.saved_value.extend_from_slice(raw);
-                    self.saved_key.clear();
-                    self.saved_key
-                        .extend_from_slice(extract_user_key(self.iter.key()));
+                    self.saved_key.extend_from_slice(parsed.user_key);
                 }
             }
             self.iter.prev();
