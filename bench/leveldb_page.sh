@@ -4,7 +4,7 @@
 # off, more memory, larger caches, no-compression reads, random reads after compaction.
 # Strata, LevelDB, RocksDB, SQLite, Kyoto TreeDB and LMDB; the page's published figures as a
 # reference column. Writes target/bench-results/leveldb-page-<date>[-N].{md,json}.
-#   bash bench/leveldb_page.sh [--num N] [--engines strata,leveldb,...] [--rounds N] [--only TEXT]
+#   bash bench/leveldb_page.sh [--num N] [--engines strata,leveldb,...] [--rounds N] [--only TEXT[,TEXT...]]
 #                              [--no-build]
 # (--rounds N: each cell the best of N rounds, engines interleaved in each round.)
 set -euo pipefail
