@@ -17,7 +17,9 @@
 //!   stalled on level 0 or on a flush, a manual compaction or flush). Otherwise the writer
 //!   compresses its own blocks, so background work never takes a core from the foreground
 //!   writers it runs beside (on two cores, parallel compression during `fillrandom` cost the
-//!   writers 40%). Whether a block went to a worker never changes the table's bytes.
+//!   writers 40%). A run queued while someone waited is left to its writer when the wait
+//!   ended before a worker took it, so this holds per run, not only per queueing. Whether a
+//!   block went to a worker never changes the table's bytes.
 //!
 //! Thread-safety: `CompressionPool` is shared by a database's flushes and compactions; workers
 //! start on first use and exit when the pool is dropped. Wasm has no threads: no pool, and
@@ -212,6 +214,9 @@ struct Shared {
     queue: Mutex<Queue>,
     work: Condvar,
     by_workers: AtomicU64,
+    /// Parties waiting on background work (see `CompressionPool::demand`); 0: blocks are
+    /// not queued, and a worker leaves a queued run to its writer.
+    demand: AtomicUsize,
 }
 
 /// Worker threads compressing data blocks for a database's table writers.
@@ -219,8 +224,6 @@ pub struct CompressionPool {
     shared: Arc<Shared>,
     threads: usize,
     by_writers: AtomicU64,
-    /// Parties waiting on background work (see `demand`); 0: blocks are not queued.
-    demand: AtomicUsize,
 }
 
 /// Holds a pool's workers open to blocks while someone waits on background work.
@@ -228,7 +231,7 @@ pub struct Demand<'a>(&'a CompressionPool);
 
 impl Drop for Demand<'_> {
     fn drop(&mut self) {
-        self.0.demand.fetch_sub(1, Relaxed);
+        self.0.shared.demand.fetch_sub(1, Relaxed);
     }
 }
 
@@ -261,17 +264,17 @@ impl CompressionPool {
                 queue: Mutex::new(Queue::default()),
                 work: Condvar::new(),
                 by_workers: AtomicU64::new(0),
+                demand: AtomicUsize::new(0),
             }),
             threads,
             by_writers: AtomicU64::new(0),
-            demand: AtomicUsize::new(0),
         }))
     }
 
     /// Opens the workers to blocks until the guard drops: the caller waits on background
     /// work (a stalled writer, a manual compaction), so its core is free for compression.
     pub fn demand(&self) -> Demand<'_> {
-        self.demand.fetch_add(1, Relaxed);
+        self.shared.demand.fetch_add(1, Relaxed);
         Demand(self)
     }
 
@@ -289,7 +292,7 @@ impl CompressionPool {
     /// Queues `job` for a worker (starting one if fewer than `threads` run), when someone
     /// waits on background work; otherwise the writer compresses it in `wait`.
     pub fn submit(&self, job: Arc<Job>) {
-        if self.demand.load(Relaxed) == 0 {
+        if self.shared.demand.load(Relaxed) == 0 {
             return;
         }
         let mut q = lock(&self.shared.queue);
@@ -358,9 +361,16 @@ fn worker(shared: Arc<Shared>) {
                 if q.shutdown {
                     return;
                 }
+                crate::util::sync_point::signal_point("CompressionPool::worker:idle");
                 q = shared.work.wait(q).unwrap_or_else(|p| p.into_inner());
             }
         };
+        crate::util::sync_point::sync_point("CompressionPool::worker:took");
+        if shared.demand.load(Relaxed) == 0 {
+            // Nobody waits any more: the writer compresses the run itself when it gets to it
+            // (it is still queued), on its own core, rather than this thread taking one.
+            continue;
+        }
         job.run_here(Some(&shared.by_workers));
     }
 }
