@@ -99,35 +99,29 @@ impl DbIter {
         }
     }
 
-    /// Sequence and type of the merged iterator's current entry, or a corruption error.
-    fn current_meta(&mut self) -> Option<(SequenceNumber, ValueType)> {
-        match parse_internal_key(self.iter.key()) {
-            Some(p) => Some((p.sequence, p.value_type)),
-            None => {
-                self.fail(Error::corruption("corrupted internal key in table or log"));
-                None
-            }
-        }
+    /// The merged iterator's current key does not parse as an internal key.
+    fn fail_bad_key(&mut self) {
+        self.fail(Error::corruption("corrupted internal key in table or log"));
     }
 
     fn find_next_user_entry(&mut self, mut skipping: bool) {
-        // `saved_key` holds the user key to skip past when `skipping`.
+        // `saved_key` holds the user key to skip past when `skipping`. One key() per step:
+        // every call walks the merged and two-level iterators down.
         loop {
-            let Some((seq, t)) = self.current_meta() else {
+            let Some(parsed) = parse_internal_key(self.iter.key()) else {
+                self.fail_bad_key();
                 return;
             };
-            if seq <= self.sequence {
-                match t {
+            if parsed.sequence <= self.sequence {
+                match parsed.value_type {
                     ValueType::Deletion => {
                         self.saved_key.clear();
-                        self.saved_key
-                            .extend_from_slice(extract_user_key(self.iter.key()));
+                        self.saved_key.extend_from_slice(parsed.user_key);
                         skipping = true;
                     }
                     ValueType::Value => {
                         let hidden = skipping
-                            && compare_bytes(extract_user_key(self.iter.key()), &self.saved_key)
-                                != Ordering::Greater;
+                            && compare_bytes(parsed.user_key, &self.saved_key) != Ordering::Greater;
                         if !hidden {
                             self.valid = true;
                             self.saved_key.clear();
@@ -149,9 +143,9 @@ impl DbIter {
     fn find_prev_user_entry(&mut self) {
         let mut value_type = ValueType::Deletion;
         while self.iter.valid() {
-            // One key() per step: every call walks the merged and two-level iterators down.
+            // One key() per step, as forward.
             let Some(parsed) = parse_internal_key(self.iter.key()) else {
-                self.fail(Error::corruption("corrupted internal key in table or log"));
+                self.fail_bad_key();
                 return;
             };
             if parsed.sequence <= self.sequence {
