@@ -242,7 +242,8 @@ pub struct ReadOptions {
     pub readahead: bool,
     /// Start readahead by itself once an iterator has read `AUTO_READAHEAD_BLOCKS`
     /// consecutive data blocks of a table forward (table::readahead), and from a table's
-    /// first block when the file before it in its level was read that way: a scan gets its
+    /// first block when the file before it in its level was read that way; likewise backward
+    /// (runs toward the table's first block, within each table): a scan either way gets its
     /// blocks decoded ahead without asking, seeks and short reads never do. Native pools only
     /// (a wasm host lends runs where it asks for readahead). Default: true.
     pub auto_readahead: bool,

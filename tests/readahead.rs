@@ -139,6 +139,57 @@ fn default_iterators_read_ahead_by_themselves_across_files() {
     assert_eq!(after.runs_cancelled, before.runs_cancelled);
 }
 
+/// A reverse scan with the default options reads ahead backward by itself: each file decodes
+/// its last `AUTO_READAHEAD_BLOCKS - 1` blocks alone (no handoff crosses backward into the file
+/// before) and gets every other block from a run, with the plain reverse iterator's figures
+/// and nothing cancelled.
+#[test]
+fn reverse_scans_read_ahead_backward_within_each_file() {
+    use strata::table::readahead::AUTO_READAHEAD_BLOCKS;
+    let db = build();
+    let version = db.version();
+    let files: Vec<_> = version.all_files().collect();
+    assert!(files.len() >= 10, "{} files", files.len());
+    let mut blocks = 0u64;
+    for (_, f) in &files {
+        let t = db.table_cache().table(f.number, f.file_size).unwrap();
+        blocks += t.data_handles().unwrap().len() as u64;
+    }
+    let reverse = |options: &ReadOptions| {
+        let mut it = db.iter(options);
+        let mut stats = ScanStats::default();
+        it.seek_to_last();
+        while it.valid() {
+            stats.add(it.key(), it.value());
+            it.prev();
+        }
+        it.status().unwrap();
+        stats
+    };
+    let uncached = ReadOptions {
+        fill_cache: false,
+        ..ReadOptions::default()
+    };
+    let off = ReadOptions {
+        auto_readahead: false,
+        ..uncached.clone()
+    };
+    let pool = db.table_cache().readahead().unwrap().clone();
+    let before = pool.stats();
+    let plain = reverse(&off);
+    assert_eq!(pool.stats(), before, "auto readahead off: no run");
+    let auto = reverse(&uncached);
+    let after = pool.stats();
+    assert_eq!(auto, plain);
+    assert_eq!(auto.entries, figures(&db, &off).entries);
+    assert_eq!(
+        after.blocks_delivered - before.blocks_delivered,
+        blocks - files.len() as u64 * (AUTO_READAHEAD_BLOCKS as u64 - 1)
+    );
+    assert_eq!(after.handoffs_adopted, before.handoffs_adopted);
+    assert_eq!(after.runs_cancelled, before.runs_cancelled);
+}
+
 #[test]
 fn scans_stopped_midway_cancel_their_handoffs_and_leave_the_pool_usable() {
     let db = build();

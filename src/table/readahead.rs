@@ -3,13 +3,16 @@
 //! blocks before them, so a scan's decompression (most of its work on zlib worlds) spreads
 //! over every core.
 //!
+//! A cursor moving backward (a reverse scan) gets the same: its runs are scheduled toward the
+//! table's first block, each still read with one `read_at` and decoded in block order.
+//!
 //! Units of work are *runs*: consecutive data blocks of one table, read with one `read_at`
 //! and decoded together, sized by compressed bytes so that 4 KiB Snappy blocks (microseconds
 //! each) and 160 KiB raw-deflate blocks (hundreds of microseconds) both amortise the hand-off.
 //!
 //! Invariants:
-//! - Entries still reach the caller strictly in key order: the iterator consumes runs in the
-//!   order it scheduled them; workers only fill them.
+//! - Entries still reach the caller strictly in the cursor's order: the iterator consumes runs
+//!   in the order it scheduled them; workers only fill them.
 //! - Memory is bounded: each iterator keeps at most `MAX_RUNS_AHEAD` runs of at most
 //!   `RUN_BYTES` compressed bytes (plus one block larger than that) in flight.
 //! - The cursor never waits on a run no worker has started: it takes the run and decodes it
@@ -489,12 +492,16 @@ pub struct Readahead {
     table: Arc<Table>,
     verify: bool,
     filter: Option<LendFilter>,
-    /// Scheduled runs, in block order: (first block index, block count, run).
+    /// Scheduled runs, in the order the cursor reaches them: (first block index, block
+    /// count, run).
     ahead: VecDeque<(usize, usize, Arc<Run>)>,
     /// The run being consumed: its first block index and its blocks (taken one by one).
     current: Option<(usize, Vec<Slot>)>,
-    /// Index of the next block to schedule.
+    /// Forward: index of the next block to schedule. Backward: the blocks before it are yet to
+    /// be scheduled (the next run ends there).
     next: usize,
+    /// The cursor moves toward the table's first block (`Readahead::backward`).
+    backward: bool,
     /// Index of the block most recently returned.
     last: Option<usize>,
     /// The next file of the level, not yet opened.
@@ -532,14 +539,44 @@ impl Readahead {
             ahead,
             current: None,
             next,
+            backward: false,
             last: None,
             successor,
             handing_to: None,
         }
     }
 
-    /// The data block at `handle`, from the runs ahead when the cursor moves forward block by
-    /// block. `None` means the caller should read it the ordinary way (not a data block this
+    /// Readahead over `table`'s data blocks for a cursor moving backward (reverse scans): runs
+    /// are scheduled toward the table's first block. No handoff crosses into the file before
+    /// it (that file's iterator starts its own readahead after its first blocks).
+    pub fn backward(
+        pool: Arc<ReadaheadPool>,
+        table: Arc<Table>,
+        verify: bool,
+        filter: Option<LendFilter>,
+    ) -> Readahead {
+        Readahead {
+            pool,
+            table,
+            verify,
+            filter,
+            ahead: VecDeque::new(),
+            current: None,
+            next: 0,
+            backward: true,
+            last: None,
+            successor: None,
+            handing_to: None,
+        }
+    }
+
+    /// Whether the cursor this readahead serves moves backward.
+    pub fn is_backward(&self) -> bool {
+        self.backward
+    }
+
+    /// The data block at `handle`, from the runs ahead when the cursor moves block by block in
+    /// this readahead's direction. `None` means the caller should read it the ordinary way (not a data block this
     /// readahead knows, or a block it already handed out).
     pub fn block(&mut self, handle: BlockHandle) -> Option<Result<Arc<Block>>> {
         let table = self.table.clone();
@@ -553,7 +590,13 @@ impl Readahead {
         if handles[pos] != handle {
             return None;
         }
-        let sequential = self.last.is_none_or(|l| pos == l + 1);
+        let sequential = self.last.is_none_or(|l| {
+            if self.backward {
+                pos + 1 == l
+            } else {
+                pos == l + 1
+            }
+        });
         self.last = Some(pos);
 
         let found = self.take_scheduled(pos);
@@ -562,7 +605,7 @@ impl Readahead {
             None if sequential => {
                 // A fresh start (first block, or the cursor moved): schedule from here.
                 self.cancel_all();
-                self.next = pos;
+                self.next = if self.backward { pos + 1 } else { pos };
                 self.top_up(handles.len());
                 self.take_scheduled(pos)?
             }
@@ -605,6 +648,16 @@ impl Readahead {
     }
 
     fn top_up(&mut self, total: usize) {
+        if self.backward {
+            while self.ahead.len() < MAX_RUNS_AHEAD && self.next > 0 {
+                let count = self.table.run_length_back(self.next, RUN_BYTES).max(1);
+                let first = self.next - count;
+                let run = self.schedule_run(&self.table, first, count);
+                self.ahead.push_back((first, count, run));
+                self.next = first;
+            }
+            return;
+        }
         while self.ahead.len() < MAX_RUNS_AHEAD && self.next < total {
             let (count, run) = self.schedule(&self.table, self.next);
             self.ahead.push_back((self.next, count, run));
@@ -618,6 +671,11 @@ impl Readahead {
     /// Schedules `table`'s run starting at block `first`: (block count, run).
     fn schedule(&self, table: &Arc<Table>, first: usize) -> (usize, Arc<Run>) {
         let count = table.run_length(first, RUN_BYTES);
+        (count, self.schedule_run(table, first, count))
+    }
+
+    /// Schedules blocks `first..first + count` of `table` as one run.
+    fn schedule_run(&self, table: &Arc<Table>, first: usize, count: usize) -> Arc<Run> {
         let run = Run::new(RunJob {
             table: table.clone(),
             first,
@@ -626,7 +684,7 @@ impl Readahead {
             filter: self.filter,
         });
         self.pool.submit(run.clone());
-        (count, run)
+        run
     }
 
     /// This table is fully scheduled: schedule the next file's first runs into its handoff.

@@ -337,6 +337,33 @@ impl Table {
         count.max(1)
     }
 
+    /// How many data blocks ending just before index `end` make a readahead run of about
+    /// `bytes` compressed bytes, for a cursor moving backward: the run is blocks
+    /// `end - count..end` (at least one when `end` > 0; only blocks laid end to end).
+    pub fn run_length_back(&self, end: usize, bytes: u64) -> usize {
+        let Ok(handles) = self.data_handles() else {
+            return end.min(1);
+        };
+        let end = end.min(handles.len());
+        let mut total = 0u64;
+        let mut count = 0;
+        for i in (0..end).rev() {
+            let h = handles[i];
+            // (Checked: the handles come from the file, and may be anything.)
+            let contiguous = i + 1 == end
+                || h.offset
+                    .checked_add(h.size)
+                    .and_then(|e| e.checked_add(BLOCK_TRAILER_SIZE as u64))
+                    == Some(handles[i + 1].offset);
+            if count > 0 && (!contiguous || total.saturating_add(h.size) > bytes) {
+                break;
+            }
+            total = total.saturating_add(h.size.saturating_add(BLOCK_TRAILER_SIZE as u64));
+            count += 1;
+        }
+        count
+    }
+
     /// Reads and decodes data blocks `first..first + count` (laid end to end) with one read;
     /// each block's result carries its own error, as `block_at` would report it.
     pub fn read_run(&self, first: usize, count: usize, verify: bool) -> Vec<Result<Arc<Block>>> {
@@ -459,6 +486,8 @@ impl Table {
                     pool: pool.clone(),
                     successor: None,
                     run: 0,
+                    run_back: 0,
+                    last_offset: None,
                     next_offset: None,
                 });
                 if handed {
@@ -548,17 +577,22 @@ pub struct BlockOpener {
 }
 
 /// Auto readahead (`ReadOptions::auto_readahead`): a table iterator counts the consecutive
-/// blocks it decodes itself going forward and starts readahead at `AUTO_READAHEAD_BLOCKS`;
-/// a jump (a seek elsewhere, a step back) ends the readahead and the count starts over. Blocks
-/// from the cache or borrowed from the file's map cost nothing to decode and do not count.
-/// A table whose level's previous file handed it runs (a scan crossing files) reads ahead from
-/// its first block; a seek into it elsewhere drops them.
+/// blocks it decodes itself going forward, and those going backward, and starts readahead in
+/// that direction at `AUTO_READAHEAD_BLOCKS`; a jump (a seek elsewhere, a turn) ends the
+/// readahead and the counts start over. Blocks from the cache or borrowed from the file's map
+/// cost nothing to decode and do not count. A table whose level's previous file handed it runs
+/// (a forward scan crossing files) reads ahead from its first block; a seek into it elsewhere
+/// drops them.
 struct AutoReadahead {
     pool: Arc<ReadaheadPool>,
     /// The level's next file, for the readahead to hand runs to (given once).
     successor: Option<Successor>,
     /// Consecutive blocks decoded going forward.
     run: usize,
+    /// Consecutive blocks decoded going backward.
+    run_back: usize,
+    /// Where the last block opened starts (none before the first).
+    last_offset: Option<u64>,
     /// Where the block after the last one opened starts (none before the first).
     next_offset: Option<u64>,
 }
@@ -585,24 +619,36 @@ impl InnerOpener for BlockOpener {
         if let Some(auto) = &mut self.auto {
             let first = auto.next_offset.is_none();
             let forward = auto.next_offset == Some(handle.offset);
-            auto.next_offset = Some(
-                handle
-                    .offset
-                    .saturating_add(handle.size)
-                    .saturating_add(BLOCK_TRAILER_SIZE as u64),
-            );
-            if self.readahead.is_some() {
-                // Going on: the next block, or the table's first after adopting a handoff.
-                let keep = if first { handle.offset == 0 } else { forward };
+            let end = handle
+                .offset
+                .saturating_add(handle.size)
+                .saturating_add(BLOCK_TRAILER_SIZE as u64);
+            let backward = !first && auto.last_offset == Some(end);
+            auto.next_offset = Some(end);
+            auto.last_offset = Some(handle.offset);
+            if let Some(readahead) = &self.readahead {
+                // Going on: the next block its way, or the table's first after adopting a
+                // handoff.
+                let keep = if readahead.is_backward() {
+                    backward
+                } else if first {
+                    handle.offset == 0
+                } else {
+                    forward
+                };
                 if !keep {
-                    // A jump ends the scan: its runs are cancelled, the count starts again.
+                    // A jump ends the scan: its runs are cancelled, the counts start again.
                     self.readahead = None;
                     auto.run = 0;
+                    auto.run_back = 0;
                     counting = true;
                 }
             } else {
                 if !forward {
                     auto.run = 0;
+                }
+                if !backward {
+                    auto.run_back = 0;
                 }
                 counting = true;
             }
@@ -615,11 +661,20 @@ impl InnerOpener for BlockOpener {
                 if counting {
                     if let Some(auto) = &mut self.auto {
                         auto.run = if decoded { auto.run + 1 } else { 0 };
+                        auto.run_back = if decoded { auto.run_back + 1 } else { 0 };
                         if auto.run >= AUTO_READAHEAD_BLOCKS - 1 {
                             // From the next block on.
                             let pool = auto.pool.clone();
                             let successor = auto.successor.take();
                             self.start_readahead(pool, successor);
+                        } else if auto.run_back >= AUTO_READAHEAD_BLOCKS - 1 {
+                            // From the block before this one on.
+                            self.readahead = Some(Readahead::backward(
+                                auto.pool.clone(),
+                                self.table.clone(),
+                                self.options.verify_checksums,
+                                self.options.lend_filter,
+                            ));
                         }
                     }
                 }

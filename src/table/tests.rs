@@ -317,9 +317,9 @@ fn compressed_blocks_follow_the_one_eighth_rule() {
 }
 
 /// Default read options start readahead by themselves: a forward pass decodes its first
-/// `AUTO_READAHEAD_BLOCKS - 1` blocks alone and gets every later one from a run; seeks with a
-/// step or two, backward passes, and options that turn it off never schedule a run; a jump
-/// ends a started readahead; cached blocks do not count toward starting one.
+/// `AUTO_READAHEAD_BLOCKS - 1` blocks alone and gets every later one from a run, and so does a
+/// backward pass; seeks with a step or two and options that turn it off never schedule a run;
+/// a jump ends a started readahead; cached blocks do not count toward starting one.
 #[test]
 fn auto_readahead_starts_on_a_forward_run_of_decoded_blocks_only() {
     use super::readahead::AUTO_READAHEAD_BLOCKS;
@@ -364,29 +364,59 @@ fn auto_readahead_starts_on_a_forward_run_of_decoded_blocks_only() {
     );
     assert_eq!(after.runs_cancelled, before.runs_cancelled);
 
-    // Seeks followed by a few steps (at most two blocks each), a backward pass, and the
-    // forward pass with auto readahead off: no run.
+    // A backward pass: the same, from the last block toward the first.
     let before = stats();
     let mut it = table.iter(uncached.clone());
-    for _ in 0..500 {
+    it.seek_to_last();
+    let mut got = Vec::new();
+    while it.valid() {
+        got.push((it.key().to_vec(), it.value().to_vec()));
+        it.prev();
+    }
+    it.status().unwrap();
+    drop(it);
+    got.reverse();
+    assert_eq!(got, entries);
+    let after = stats();
+    assert_eq!(
+        after.blocks_delivered - before.blocks_delivered,
+        blocks - ALONE
+    );
+    assert_eq!(after.runs_cancelled, before.runs_cancelled);
+    assert_eq!(
+        after.runs_scheduled - before.runs_scheduled,
+        (after.runs_by_workers + after.runs_by_reader)
+            - (before.runs_by_workers + before.runs_by_reader)
+    );
+
+    // Seeks followed by a few steps either way (at most two blocks each), and both passes
+    // with auto readahead off: no run.
+    let before = stats();
+    let mut it = table.iter(uncached.clone());
+    for i in 0..500 {
         let (k, _) = &entries[rng.uniform(entries.len() as u32) as usize];
         it.seek(k);
         for _ in 0..3 {
             if it.valid() {
-                it.next();
+                if i % 2 == 0 {
+                    it.next();
+                } else {
+                    it.prev();
+                }
             }
         }
     }
     it.status().unwrap();
-    it.seek_to_last();
-    assert_eq!(count(&mut it, false), entries.len());
     let off = ReadOptions {
         auto_readahead: false,
         ..uncached.clone()
     };
-    let mut it = table.iter(off);
+    let mut it = table.iter(off.clone());
     it.seek_to_first();
     assert_eq!(count(&mut it, true), entries.len());
+    let mut it = table.iter(off);
+    it.seek_to_last();
+    assert_eq!(count(&mut it, false), entries.len());
     assert_eq!(stats(), before);
 
     // A pass from a seek in the middle: readahead from its fourth block on, the model's
@@ -532,6 +562,96 @@ fn readahead_iterators_match_the_model() {
     }
 }
 
+/// Auto readahead under walks that keep a direction for a while and then turn or seek (long
+/// backward runs start backward readahead, long forward ones forward readahead, a turn or a
+/// seek ends either): every step is the model's entry, and every scheduled run is decoded or
+/// cancelled once the workers are done.
+#[test]
+fn auto_readahead_walks_both_ways_match_the_model() {
+    let mut rng = Random::new(2024);
+    let uncached = ReadOptions {
+        fill_cache: false,
+        ..ReadOptions::default()
+    };
+    for threads in [1, 2, 5] {
+        let pool = ReadaheadPool::new(threads).unwrap();
+        for (compression, block_size) in [
+            (CompressionType::Snappy, 512),
+            (CompressionType::ZlibRaw, 256),
+            (CompressionType::None, 1024),
+        ] {
+            let entries = model(3000, 77 + threads as u32 + block_size as u32);
+            let n = entries.len();
+            let (s, size) = build_table(&entries, compression, block_size);
+            let table = open_table_as(&s, "t.ldb", size, Some(pool.clone()));
+            let before = pool.stats();
+            let mut it = table.iter(uncached.clone());
+            let mut pos = rng.uniform(n as u32) as usize;
+            it.seek(&entries[pos].0);
+            let (mut forward_runs, mut backward_runs) = (0, 0);
+            for _ in 0..60 {
+                let forward = rng.one_in(2);
+                let steps = 1 + rng.uniform(500) as usize;
+                let mut moved = 0;
+                while moved < steps {
+                    assert!(it.valid());
+                    assert_eq!(
+                        (it.key(), it.value()),
+                        (&entries[pos].0[..], &entries[pos].1[..])
+                    );
+                    if forward && pos + 1 < n {
+                        it.next();
+                        pos += 1;
+                    } else if !forward && pos > 0 {
+                        it.prev();
+                        pos -= 1;
+                    } else {
+                        break;
+                    }
+                    moved += 1;
+                }
+                if moved >= 300 {
+                    if forward {
+                        forward_runs += 1;
+                    } else {
+                        backward_runs += 1;
+                    }
+                }
+                if rng.one_in(5) {
+                    pos = rng.uniform(n as u32) as usize;
+                    it.seek(&entries[pos].0);
+                }
+            }
+            it.status().unwrap();
+            drop(it);
+            assert!(
+                forward_runs > 0 && backward_runs > 0,
+                "long walks both ways"
+            );
+            // Runs a worker was decoding when the iterator went are counted when it finishes.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            loop {
+                let after = pool.stats();
+                let scheduled = after.runs_scheduled - before.runs_scheduled;
+                let ended = (after.runs_by_workers + after.runs_by_reader + after.runs_cancelled)
+                    - (before.runs_by_workers + before.runs_by_reader + before.runs_cancelled);
+                if scheduled == ended {
+                    assert!(
+                        after.blocks_delivered > before.blocks_delivered,
+                        "{compression:?}/{block_size}: readahead delivered nothing"
+                    );
+                    break;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{scheduled} runs scheduled, {ended} decoded or cancelled"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
+    }
+}
+
 #[test]
 fn readahead_stops_at_a_damaged_block_like_the_plain_iterator() {
     let entries = model(5000, 5);
@@ -576,6 +696,44 @@ fn readahead_stops_at_a_damaged_block_like_the_plain_iterator() {
         assert!(err.is_corruption(), "{err}");
         assert_eq!(err.file(), Some("bad.ldb"));
         assert_eq!(err.offset(), Some(handles[damaged].offset));
+        // Backward, with auto readahead started well before the damaged block: it stops at
+        // the entry after that block, with the same error.
+        let uncached = ReadOptions {
+            fill_cache: false,
+            ..ReadOptions::default()
+        };
+        let after = entries.len()
+            - before
+            - good.read_run(damaged, 1, true)[0].as_ref().map_or(0, |b| {
+                let mut it = b.iter();
+                it.seek_to_first();
+                let mut n = 0;
+                while it.valid() {
+                    n += 1;
+                    it.next();
+                }
+                n
+            });
+        let delivered = || pool.as_ref().unwrap().stats().blocks_delivered;
+        let delivered_before = delivered();
+        let mut it = table.iter(uncached);
+        it.seek_to_last();
+        let mut seen = 0;
+        while it.valid() {
+            assert_eq!(it.key(), &entries[entries.len() - 1 - seen].0[..]);
+            seen += 1;
+            it.prev();
+        }
+        assert_eq!(seen, after, "backward, readahead {ahead}");
+        let err = it.status().unwrap_err();
+        assert!(err.is_corruption(), "{err}");
+        assert_eq!(err.file(), Some("bad.ldb"));
+        assert_eq!(err.offset(), Some(handles[damaged].offset));
+        assert_eq!(
+            delivered() > delivered_before,
+            ahead,
+            "backward readahead ran: {ahead}"
+        );
     }
 }
 
