@@ -395,6 +395,86 @@ fn writers_and_readers_go_on_while_a_flush_writes_the_manifest() {
     });
 }
 
+/// The background thread lists the folder for obsolete files with the state lock released
+/// (it was held: every put met a flush's listing and slept behind it): while a listing is
+/// held, the foreground puts and reads, and everything is there after the reopen.
+#[test]
+fn writers_and_readers_go_on_while_obsolete_files_are_listed() {
+    let _x = sync_point::exclusive();
+    let latch = Latch::new();
+    let progress = {
+        let l = latch.clone();
+        move || {
+            ["switched", "listing held", "puts done"]
+                .iter()
+                .map(|e| format!("{e}={}", l.count(e)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    let l = latch.clone();
+    watchdog("puts during a listing", LIMIT, progress, move || {
+        let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
+        let db = Arc::new(Db::open(storage.clone(), "db", small_buffer_options()).unwrap());
+        {
+            let l0 = l.clone();
+            sync_point::set_callback("DbInner::make_room:switched", move || l0.signal("switched"));
+            let l1 = l.clone();
+            sync_point::set_callback("DbInner::delete_obsolete_files:listing", move || {
+                if thread_name() == "strata-compaction"
+                    && l1.count("switched") > 0
+                    && l1.count("listing held") == 0
+                {
+                    l1.signal("listing held");
+                    assert!(
+                        l1.wait_for("puts done", 1, STEP),
+                        "the foreground's puts never finished while the listing was held"
+                    );
+                }
+            });
+        }
+        let mut n = 0u64;
+        while l.count("switched") == 0 {
+            db.put(
+                &WriteOptions::default(),
+                format!("k{n:06}").as_bytes(),
+                &value(n, 1),
+            )
+            .unwrap();
+            n += 1;
+            assert!(n < 100_000, "the memtable never switched");
+        }
+        assert!(
+            l.wait_for("listing held", 1, STEP),
+            "the flush never listed the folder"
+        );
+        let more = 200u64;
+        for i in n..n + more {
+            db.put(
+                &WriteOptions::default(),
+                format!("k{i:06}").as_bytes(),
+                &value(i, 1),
+            )
+            .unwrap();
+        }
+        for i in 0..n + more {
+            assert_eq!(
+                db.get(&ReadOptions::default(), format!("k{i:06}").as_bytes())
+                    .unwrap()
+                    .as_deref(),
+                Some(&value(i, 1)[..]),
+                "k{i:06} during the held listing"
+            );
+        }
+        l.signal("puts done");
+        db.flush().unwrap();
+        sync_point::clear();
+        let db = Arc::try_unwrap(db).unwrap_or_else(|_| panic!("a handle is still shared"));
+        drop(db);
+        assert_reopens_with(storage, n + more, 1);
+    });
+}
+
 #[test]
 fn a_panic_in_background_work_becomes_the_sticky_error_not_a_hang() {
     let _x = sync_point::exclusive();

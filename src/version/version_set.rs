@@ -292,19 +292,18 @@ impl VersionSet {
         self.finish_apply(w, written)
     }
 
-    /// The first step of `log_and_apply`, under the owner's lock: the new Version and the
-    /// MANIFEST record (and, on the first edit of the session, the new MANIFEST's snapshot),
-    /// with the MANIFEST's writer taken along. Nothing is written and nothing changes that a
-    /// reader sees; the owner runs no other `begin_apply` until it has called `finish_apply`.
+    /// The first step of `log_and_apply`, under the owner's lock: the MANIFEST record (and,
+    /// on the first edit of the session, the new MANIFEST's snapshot), with the current
+    /// Version and the MANIFEST's writer taken along; the new Version is built by `write`,
+    /// outside the lock (copying and sorting every level's file list takes microseconds, and
+    /// every write needs the lock). Nothing is written and nothing changes that a reader sees;
+    /// the owner runs no other `begin_apply` until it has called `finish_apply`, so the
+    /// Version taken along is still current when the new one is installed.
     pub fn begin_apply(&mut self, edit: &mut VersionEdit) -> Result<ManifestWrite> {
         let log_number = edit.log_number.unwrap_or(self.log_number);
         let prev_log_number = edit.prev_log_number.unwrap_or(self.prev_log_number);
         edit.log_number = Some(log_number);
         edit.prev_log_number = Some(prev_log_number);
-        let mut builder = VersionBuilder::from_version(&self.current);
-        builder.apply(edit);
-        let mut version = builder.build()?;
-        version.finalize(self.l0_compaction_trigger);
         // A fresh MANIFEST starts with a snapshot of the current state; its number is taken
         // before the edit records the next file number.
         let fresh = match self.manifest {
@@ -316,7 +315,11 @@ impl VersionSet {
         Ok(ManifestWrite {
             storage: self.storage.clone(),
             dir: self.dir.clone(),
-            version,
+            base: self.current.clone(),
+            edit: edit.clone(),
+            l0_compaction_trigger: self.l0_compaction_trigger,
+            version: None,
+            refused: false,
             record: edit.encode(),
             fresh: fresh.map(|n| (n, self.snapshot_edit().encode())),
             writer: self.manifest.take(),
@@ -331,6 +334,14 @@ impl VersionSet {
     /// next edit; after a failure nothing changes, the MANIFEST is dropped (the next edit
     /// starts a new one) and a new MANIFEST that CURRENT does not name is removed.
     pub fn finish_apply(&mut self, w: ManifestWrite, written: Result<()>) -> Result<()> {
+        if w.refused {
+            // The edit does not apply to the Version it was made against (nothing written):
+            // the MANIFEST stays as it was, writer included.
+            self.manifest = w.writer;
+            return Err(written
+                .err()
+                .unwrap_or_else(|| Error::internal("an edit refused without an error")));
+        }
         if let Err(e) = written {
             self.manifest = None;
             if let Some((number, _)) = w.fresh {
@@ -345,7 +356,14 @@ impl VersionSet {
         for (level, key) in w.compact_pointers {
             self.compact_pointers[level] = key;
         }
-        self.current = Arc::new(w.version);
+        let Some(version) = w.version else {
+            // `write` succeeded only after building it; stay total all the same.
+            self.manifest = None;
+            return Err(Error::internal(
+                "a MANIFEST edit written without its Version",
+            ));
+        };
+        self.current = Arc::new(version);
         self.log_number = w.log_number;
         self.prev_log_number = w.prev_log_number;
         Ok(())
@@ -375,7 +393,15 @@ impl VersionSet {
 pub struct ManifestWrite {
     storage: Arc<dyn Storage>,
     dir: String,
-    version: Version,
+    /// The Version the edit applies to (current when `begin_apply` ran, and still current
+    /// until `finish_apply`: edits go one at a time) and the edit.
+    base: Arc<Version>,
+    edit: VersionEdit,
+    l0_compaction_trigger: usize,
+    /// The new Version, built by `write`.
+    version: Option<Version>,
+    /// `write` found that the edit does not apply to `base`, and wrote nothing.
+    refused: bool,
     record: Vec<u8>,
     /// A new MANIFEST to start first: its number and its first record.
     fresh: Option<(u64, Vec<u8>)>,
@@ -387,12 +413,28 @@ pub struct ManifestWrite {
 }
 
 impl ManifestWrite {
-    /// Writes the record (after the new MANIFEST's snapshot, if any) and syncs it; a new
+    /// Builds the new Version (an edit that does not apply to its base is refused here,
+    /// before anything is written), then writes the record (after the new MANIFEST's
+    /// snapshot, if any) and syncs it; a new
     /// MANIFEST is then named by CURRENT. The folder is synced first: the entries of the
     /// tables and log the edit names must be durable before the edit is (LevelDB syncs the
     /// folder when it syncs a MANIFEST), or a crash could leave a MANIFEST naming a table
     /// whose entry was lost.
     pub fn write(&mut self) -> Result<()> {
+        if self.version.is_none() {
+            let mut builder = VersionBuilder::from_version(&self.base);
+            builder.apply(&self.edit);
+            match builder.build() {
+                Ok(mut version) => {
+                    version.finalize(self.l0_compaction_trigger);
+                    self.version = Some(version);
+                }
+                Err(e) => {
+                    self.refused = true;
+                    return Err(e);
+                }
+            }
+        }
         if let Some((number, snapshot)) = &self.fresh {
             let path = super::filename::descriptor_file_name(&self.dir, *number);
             let mut w = log::Writer::new(self.storage.create(&path)?);
@@ -411,5 +453,73 @@ impl ManifestWrite {
             }
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{make_internal_key, ValueType};
+    use crate::storage::MemStorage;
+
+    fn add(edit: &mut VersionEdit, number: u64, from: &[u8], to: &[u8]) {
+        let (a, b) = (
+            make_internal_key(from, 1, ValueType::Value),
+            make_internal_key(to, 1, ValueType::Value),
+        );
+        edit.add_file(1, number, 1000, &a, &b);
+    }
+
+    fn level1(v: &Version) -> Vec<u64> {
+        v.files[1].iter().map(|f| f.number).collect()
+    }
+
+    /// The new Version is built outside the owner's lock (`ManifestWrite::write`): an edit
+    /// that does not apply (a table overlapping another in level 1) is refused there with
+    /// nothing written and nothing changed, and the MANIFEST takes the next edit as before.
+    #[test]
+    fn an_edit_refused_by_the_build_writes_nothing_and_the_manifest_goes_on() {
+        let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
+        storage.create_dir_all("db").unwrap();
+        VersionSet::create_new(&*storage, "db").unwrap();
+        let state = recover(&*storage, "db").unwrap();
+        let mut vs = VersionSet::from_recovered(storage.clone(), "db", state, 4);
+
+        let mut first = VersionEdit::default();
+        add(&mut first, 10, b"a", b"c");
+        vs.log_and_apply(&mut first).unwrap();
+        let manifest = vs.manifest_file_number;
+        let size = storage
+            .file_size(&super::super::filename::descriptor_file_name(
+                "db", manifest,
+            ))
+            .unwrap();
+
+        let mut overlapping = VersionEdit::default();
+        add(&mut overlapping, 11, b"b", b"d");
+        let err = vs.log_and_apply(&mut overlapping).unwrap_err();
+        assert!(err.is_corruption(), "{err}");
+        assert_eq!(level1(vs.peek_current()), vec![10]);
+        assert_eq!(vs.manifest_file_number, manifest);
+        assert_eq!(
+            storage
+                .file_size(&super::super::filename::descriptor_file_name(
+                    "db", manifest
+                ))
+                .unwrap(),
+            size,
+            "nothing written"
+        );
+
+        let mut next = VersionEdit::default();
+        add(&mut next, 12, b"x", b"z");
+        vs.log_and_apply(&mut next).unwrap();
+        assert_eq!(level1(vs.peek_current()), vec![10, 12]);
+        assert_eq!(
+            vs.manifest_file_number, manifest,
+            "the same MANIFEST goes on"
+        );
+        let reopened = recover(&*storage, "db").unwrap();
+        assert_eq!(level1(&reopened.version), vec![10, 12]);
     }
 }
