@@ -396,13 +396,13 @@ impl DbInner {
     ///
     /// The folder is listed, and its names parsed, with the state lock released (LevelDB
     /// lists it under its mutex: tens of microseconds per flush during which every write
-    /// waits; here a put that met it slept on the lock and woke 15-20 µs late, about 100
-    /// puts per 100 flushes in RucksDB's writes_during_flush). What to delete is decided under the lock, against the state
-    /// then: a listing taken earlier only misses files created since, which stay until the
-    /// next pass, and every file it names is judged exactly as a listing taken under the
-    /// lock would judge it (file numbers are never reused, so a file found obsolete stays
-    /// so). The files are removed with the lock released (as LevelDB does: unlinking a table
-    /// of megabytes takes milliseconds, and every write needs the lock).
+    /// waits; here a put that met it slept on the lock and woke 15-20 µs late, about 100 puts
+    /// per 100 flushes in RucksDB's writes_during_flush). What to delete is decided under the
+    /// lock, against the state then: a listing taken earlier only misses files created since,
+    /// which stay until the next pass, and every file it names is judged exactly as a listing
+    /// taken under the lock would judge it (file numbers are never reused, so a file found
+    /// obsolete stays so). The files are removed with the lock released (as LevelDB does:
+    /// unlinking a table of megabytes takes milliseconds, and every write needs the lock).
     pub(super) fn delete_obsolete_files<'a>(
         &'a self,
         st: MutexGuard<'a, State>,
@@ -614,7 +614,6 @@ impl Drop for ClearOnUnwind<'_> {
     }
 }
 
-/// Bytes of the tables at `level` of the current Version.
 /// A file name of the database's folder, with its number and kind.
 type ParsedName = (String, u64, FileType);
 
@@ -629,6 +628,7 @@ fn parse_names(names: Vec<String>) -> Vec<ParsedName> {
         .collect()
 }
 
+/// Bytes of the tables at `level` of the current Version.
 fn level_bytes(st: &mut State, level: usize) -> u64 {
     st.versions.current().files[level]
         .iter()

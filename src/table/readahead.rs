@@ -576,8 +576,8 @@ impl Readahead {
     }
 
     /// The data block at `handle`, from the runs ahead when the cursor moves block by block in
-    /// this readahead's direction. `None` means the caller should read it the ordinary way (not a data block this
-    /// readahead knows, or a block it already handed out).
+    /// this readahead's direction. `None` means the caller should read it the ordinary way
+    /// (not a data block this readahead knows, or a block it already handed out).
     pub fn block(&mut self, handle: BlockHandle) -> Option<Result<Arc<Block>>> {
         let table = self.table.clone();
         let handles = match table.data_handles() {

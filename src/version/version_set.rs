@@ -415,8 +415,7 @@ pub struct ManifestWrite {
 impl ManifestWrite {
     /// Builds the new Version (an edit that does not apply to its base is refused here,
     /// before anything is written), then writes the record (after the new MANIFEST's
-    /// snapshot, if any) and syncs it; a new
-    /// MANIFEST is then named by CURRENT. The folder is synced first: the entries of the
+    /// snapshot, if any) and syncs it; a new MANIFEST is then named by CURRENT. The folder is synced first: the entries of the
     /// tables and log the edit names must be durable before the edit is (LevelDB syncs the
     /// folder when it syncs a MANIFEST), or a crash could leave a MANIFEST naming a table
     /// whose entry was lost.
