@@ -50,6 +50,33 @@ fn figures(db: &Db, options: &ReadOptions) -> ScanStats {
     stats
 }
 
+/// The data blocks of every live table, each table holding at least `at_least`.
+fn data_blocks(db: &Db, at_least: u64) -> u64 {
+    let version = db.version();
+    let mut blocks = 0u64;
+    for (_, f) in version.all_files() {
+        let t = db.table_cache().table(f.number, f.file_size).unwrap();
+        let n = t.data_handles().unwrap().len() as u64;
+        assert!(n >= at_least, "{n} blocks");
+        blocks += n;
+    }
+    blocks
+}
+
+/// Default read options without the cache, so that every block read is decoded (cached ones
+/// do not count toward auto readahead), and the same with auto readahead off.
+fn uncached_and_off() -> (ReadOptions, ReadOptions) {
+    let uncached = ReadOptions {
+        fill_cache: false,
+        ..ReadOptions::default()
+    };
+    let off = ReadOptions {
+        auto_readahead: false,
+        ..uncached.clone()
+    };
+    (uncached, off)
+}
+
 #[test]
 fn scans_read_ahead_across_files_and_match_the_plain_iterator() {
     let db = build();
@@ -104,22 +131,8 @@ fn default_iterators_read_ahead_by_themselves_across_files() {
     let files: Vec<_> = version.all_files().collect();
     assert!(files.iter().all(|(level, _)| *level >= 1));
     let levels: std::collections::BTreeSet<usize> = files.iter().map(|(l, _)| *l).collect();
-    let mut blocks = 0u64;
-    for (_, f) in &files {
-        let t = db.table_cache().table(f.number, f.file_size).unwrap();
-        let n = t.data_handles().unwrap().len() as u64;
-        assert!(n >= AUTO_READAHEAD_BLOCKS as u64, "{n} blocks");
-        blocks += n;
-    }
-    // Without the cache, so that every block read is decoded (cached ones do not count).
-    let uncached = ReadOptions {
-        fill_cache: false,
-        ..ReadOptions::default()
-    };
-    let off = ReadOptions {
-        auto_readahead: false,
-        ..uncached.clone()
-    };
+    let blocks = data_blocks(&db, AUTO_READAHEAD_BLOCKS as u64);
+    let (uncached, off) = uncached_and_off();
     let pool = db.table_cache().readahead().unwrap().clone();
     let before = pool.stats();
     let plain = figures(&db, &off);
@@ -150,11 +163,7 @@ fn reverse_scans_read_ahead_backward_within_each_file() {
     let version = db.version();
     let files: Vec<_> = version.all_files().collect();
     assert!(files.len() >= 10, "{} files", files.len());
-    let mut blocks = 0u64;
-    for (_, f) in &files {
-        let t = db.table_cache().table(f.number, f.file_size).unwrap();
-        blocks += t.data_handles().unwrap().len() as u64;
-    }
+    let blocks = data_blocks(&db, 1);
     let reverse = |options: &ReadOptions| {
         let mut it = db.iter(options);
         let mut stats = ScanStats::default();
@@ -166,14 +175,7 @@ fn reverse_scans_read_ahead_backward_within_each_file() {
         it.status().unwrap();
         stats
     };
-    let uncached = ReadOptions {
-        fill_cache: false,
-        ..ReadOptions::default()
-    };
-    let off = ReadOptions {
-        auto_readahead: false,
-        ..uncached.clone()
-    };
+    let (uncached, off) = uncached_and_off();
     let pool = db.table_cache().readahead().unwrap().clone();
     let before = pool.stats();
     let plain = reverse(&off);

@@ -306,20 +306,66 @@ fn background_work_held_while_writers_stall_flush_compact_and_close() {
     });
 }
 
+/// The counts of `events` in `latch`, for a watchdog's failure message.
+fn latch_counts(latch: &Latch, events: &'static [&'static str]) -> impl Fn() -> String {
+    let l = latch.clone();
+    move || {
+        events
+            .iter()
+            .map(|e| format!("{e}={}", l.count(e)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Puts `k000000`, `k000001`, ... until this thread's put switches the memtable (signalled
+/// as "switched"), so the next memtable is empty; returns the number of keys put. Writing on
+/// could fill the next memtable and stall behind held background work, however slow the
+/// machine.
+fn put_until_switched(db: &Db, l: &Latch) -> u64 {
+    let mut n = 0u64;
+    while l.count("switched") == 0 {
+        db.put(
+            &WriteOptions::default(),
+            format!("k{n:06}").as_bytes(),
+            &value(n, 1),
+        )
+        .unwrap();
+        n += 1;
+        assert!(n < 100_000, "the memtable never switched");
+    }
+    n
+}
+
+/// While background work is held at `during`: 200 more puts after the first `n` keys and a
+/// get of every key so far. Returns the number of keys put.
+fn put_and_read_while_held(db: &Db, n: u64, during: &str) -> u64 {
+    let more = 200u64;
+    for i in n..n + more {
+        db.put(
+            &WriteOptions::default(),
+            format!("k{i:06}").as_bytes(),
+            &value(i, 1),
+        )
+        .unwrap();
+    }
+    for i in 0..n + more {
+        assert_eq!(
+            db.get(&ReadOptions::default(), format!("k{i:06}").as_bytes())
+                .unwrap()
+                .as_deref(),
+            Some(&value(i, 1)[..]),
+            "k{i:06} during {during}"
+        );
+    }
+    n + more
+}
+
 #[test]
 fn writers_and_readers_go_on_while_a_flush_writes_the_manifest() {
     let _x = sync_point::exclusive();
     let latch = Latch::new();
-    let progress = {
-        let l = latch.clone();
-        move || {
-            ["switched", "manifest held", "puts done"]
-                .iter()
-                .map(|e| format!("{e}={}", l.count(e)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
-    };
+    let progress = latch_counts(&latch, &["switched", "manifest held", "puts done"]);
     let l = latch.clone();
     watchdog("puts during a MANIFEST write", LIMIT, progress, move || {
         let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
@@ -341,44 +387,15 @@ fn writers_and_readers_go_on_while_a_flush_writes_the_manifest() {
                 }
             });
         }
-        // Fill the memtable until this thread's put switches it (the next memtable is then
-        // empty), then wait for the flush to reach its MANIFEST write: writing on could fill
-        // the next memtable and stall behind the held flush, however slow the machine.
-        let mut n = 0u64;
-        while l.count("switched") == 0 {
-            db.put(
-                &WriteOptions::default(),
-                format!("k{n:06}").as_bytes(),
-                &value(n, 1),
-            )
-            .unwrap();
-            n += 1;
-            assert!(n < 100_000, "the memtable never switched");
-        }
+        // Switch the memtable, then wait for the flush to reach its MANIFEST write.
+        let n = put_until_switched(&db, &l);
         assert!(
             l.wait_for("manifest held", 1, STEP),
             "the flush never reached its MANIFEST write"
         );
         let flushes_before = db.properties().flushes;
-        // The flush is held with its edit unwritten: 200 puts and a get of every key so far.
-        let more = 200u64;
-        for i in n..n + more {
-            db.put(
-                &WriteOptions::default(),
-                format!("k{i:06}").as_bytes(),
-                &value(i, 1),
-            )
-            .unwrap();
-        }
-        for i in 0..n + more {
-            assert_eq!(
-                db.get(&ReadOptions::default(), format!("k{i:06}").as_bytes())
-                    .unwrap()
-                    .as_deref(),
-                Some(&value(i, 1)[..]),
-                "k{i:06} during the held MANIFEST write"
-            );
-        }
+        // The flush is held with its edit unwritten.
+        let total = put_and_read_while_held(&db, n, "the held MANIFEST write");
         assert_eq!(
             db.properties().flushes,
             flushes_before,
@@ -391,7 +408,7 @@ fn writers_and_readers_go_on_while_a_flush_writes_the_manifest() {
         let db = Arc::try_unwrap(db).unwrap_or_else(|_| panic!("a handle is still shared"));
         drop(db);
         // Everything is there after a reopen, in order, and the files agree.
-        assert_reopens_with(storage, n + more, 1);
+        assert_reopens_with(storage, total, 1);
     });
 }
 
@@ -402,16 +419,7 @@ fn writers_and_readers_go_on_while_a_flush_writes_the_manifest() {
 fn writers_and_readers_go_on_while_obsolete_files_are_listed() {
     let _x = sync_point::exclusive();
     let latch = Latch::new();
-    let progress = {
-        let l = latch.clone();
-        move || {
-            ["switched", "listing held", "puts done"]
-                .iter()
-                .map(|e| format!("{e}={}", l.count(e)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
-    };
+    let progress = latch_counts(&latch, &["switched", "listing held", "puts done"]);
     let l = latch.clone();
     watchdog("puts during a listing", LIMIT, progress, move || {
         let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
@@ -433,45 +441,18 @@ fn writers_and_readers_go_on_while_obsolete_files_are_listed() {
                 }
             });
         }
-        let mut n = 0u64;
-        while l.count("switched") == 0 {
-            db.put(
-                &WriteOptions::default(),
-                format!("k{n:06}").as_bytes(),
-                &value(n, 1),
-            )
-            .unwrap();
-            n += 1;
-            assert!(n < 100_000, "the memtable never switched");
-        }
+        let n = put_until_switched(&db, &l);
         assert!(
             l.wait_for("listing held", 1, STEP),
             "the flush never listed the folder"
         );
-        let more = 200u64;
-        for i in n..n + more {
-            db.put(
-                &WriteOptions::default(),
-                format!("k{i:06}").as_bytes(),
-                &value(i, 1),
-            )
-            .unwrap();
-        }
-        for i in 0..n + more {
-            assert_eq!(
-                db.get(&ReadOptions::default(), format!("k{i:06}").as_bytes())
-                    .unwrap()
-                    .as_deref(),
-                Some(&value(i, 1)[..]),
-                "k{i:06} during the held listing"
-            );
-        }
+        let total = put_and_read_while_held(&db, n, "the held listing");
         l.signal("puts done");
         db.flush().unwrap();
         sync_point::clear();
         let db = Arc::try_unwrap(db).unwrap_or_else(|_| panic!("a handle is still shared"));
         drop(db);
-        assert_reopens_with(storage, n + more, 1);
+        assert_reopens_with(storage, total, 1);
     });
 }
 

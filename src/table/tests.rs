@@ -662,20 +662,24 @@ fn readahead_stops_at_a_damaged_block_like_the_plain_iterator() {
     assert!(handles.len() > 40, "{} blocks", handles.len());
     // Entries in the blocks before the damaged one, counted block by block.
     let damaged = handles.len() / 2;
+    let entries_in = |b: &Arc<Block>| {
+        let mut it = b.iter();
+        it.seek_to_first();
+        let mut n = 0;
+        while it.valid() {
+            n += 1;
+            it.next();
+        }
+        n
+    };
     let before: usize = good
         .read_run(0, damaged, true)
-        .into_iter()
-        .map(|b| {
-            let mut it = b.unwrap().iter();
-            it.seek_to_first();
-            let mut n = 0;
-            while it.valid() {
-                n += 1;
-                it.next();
-            }
-            n
-        })
+        .iter()
+        .map(|b| entries_in(b.as_ref().unwrap()))
         .sum();
+    // Entries in the blocks after it (what a backward pass sees before it).
+    let after =
+        entries.len() - before - entries_in(good.read_run(damaged, 1, true)[0].as_ref().unwrap());
     let mut bytes = s.contents("t.ldb").unwrap();
     bytes[handles[damaged].offset as usize + 3] ^= 0x40;
     crate::storage::write_all(&s, "bad.ldb", &bytes).unwrap();
@@ -702,18 +706,6 @@ fn readahead_stops_at_a_damaged_block_like_the_plain_iterator() {
             fill_cache: false,
             ..ReadOptions::default()
         };
-        let after = entries.len()
-            - before
-            - good.read_run(damaged, 1, true)[0].as_ref().map_or(0, |b| {
-                let mut it = b.iter();
-                it.seek_to_first();
-                let mut n = 0;
-                while it.valid() {
-                    n += 1;
-                    it.next();
-                }
-                n
-            });
         let delivered = || pool.as_ref().unwrap().stats().blocks_delivered;
         let delivered_before = delivered();
         let mut it = table.iter(uncached);
