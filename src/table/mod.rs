@@ -3,6 +3,7 @@
 //!
 //! - `format`: block handles, the footer, reading and checking one block.
 //! - `block` / `block_builder`: prefix-compressed entries with restart points.
+//! - `restart_prefixes`: restart keys as `u64`s for a cache-friendly seek (index blocks).
 //! - `filter_block`: one bloom filter per 2 KiB of data-block offsets.
 //! - `table` / `table_builder`: the reader (with its iterator and point lookup) and the writer.
 //! - `two_level_iterator`, `merger`: iterator combinators the table and the DB share.
@@ -16,6 +17,7 @@ pub mod filter_block;
 pub mod format;
 pub mod merger;
 pub mod readahead;
+pub mod restart_prefixes;
 #[allow(clippy::module_inception)] // named after LevelDB's table/table.cc
 pub mod table;
 pub mod table_builder;

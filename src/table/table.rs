@@ -102,7 +102,9 @@ impl Table {
         let index_contents = read_block(&*file, size, footer.index, verify, max)?;
         let index_compression = index_contents.compression_id;
         let index = Arc::new(
-            Block::new(index_contents.data).map_err(|e| e.at_offset(footer.index.offset))?,
+            Block::new(index_contents.data)
+                .map_err(|e| e.at_offset(footer.index.offset))?
+                .with_restart_prefixes(),
         );
 
         // The filter is an optimization: a table whose metaindex or filter is damaged still

@@ -116,17 +116,79 @@ fn blocks_round_trip_at_every_restart_interval() {
             let entries = model(n, 100 + n as u32);
             let block = Arc::new(Block::new(block_of(&entries, interval)).unwrap());
             check_iterator(&mut block.iter(), &entries, &mut rng);
+            // Restart prefixes only where every entry is a restart point; the same answers.
+            let block = Block::new(block_of(&entries, interval)).unwrap();
+            let block = Arc::new(block.with_restart_prefixes());
+            assert_eq!(
+                block.has_restart_prefixes(),
+                n > 0 && (interval == 1 || n == 1)
+            );
+            check_iterator(&mut block.iter(), &entries, &mut rng);
         }
     }
+}
+
+/// An index block as a table writer makes one: separators of db_bench's 16-digit keys, then
+/// the last key's short successor (`1`), one entry per restart point. Seeks through restart
+/// prefixes land where the model says, for every key and the ones between.
+#[test]
+fn index_blocks_seek_through_restart_prefixes() {
+    let mut entries: Vec<(Vec<u8>, Vec<u8>)> = (0..900u64)
+        .map(|i| {
+            let user = format!("{:015}", 4_761_900 + i * 36);
+            let key = make_internal_key(user.as_bytes(), u64::MAX >> 8, ValueType::Value);
+            (key, (i * 4096).to_le_bytes().to_vec())
+        })
+        .collect();
+    entries.push((
+        make_internal_key(b"1", u64::MAX >> 8, ValueType::Value),
+        b"last".to_vec(),
+    ));
+    let block = Arc::new(
+        Block::new(block_of(&entries, 1))
+            .unwrap()
+            .with_restart_prefixes(),
+    );
+    assert!(block.has_restart_prefixes());
+    check_iterator(&mut block.iter(), &entries, &mut Random::new(8));
+    let mut it = block.iter();
+    for u in (47_619_000..47_944_000u64).step_by(7) {
+        let target = make_internal_key(format!("{u:016}").as_bytes(), 77, ValueType::Value);
+        let pos =
+            entries.partition_point(|(k, _)| compare_internal_keys(k, &target) == Ordering::Less);
+        it.seek(&target);
+        assert!(it.valid());
+        assert_eq!(it.key(), &entries[pos].0[..], "target {u}");
+        assert_eq!(it.value(), &entries[pos].1[..]);
+    }
+    let max = u64::MAX >> 8;
+    for (t, seq, pos) in [
+        (&b"0"[..], 5, 0),
+        (b"", 5, 0),
+        (b"1", max, 900),
+        (b"00000000", 5, 0),
+    ] {
+        it.seek(&make_internal_key(t, seq, ValueType::Value));
+        assert!(it.valid());
+        assert_eq!(it.key(), &entries[pos].0[..]);
+    }
+    // Past the last key: `1` at an older sequence, and `2`.
+    for (t, seq) in [(&b"1"[..], 5), (b"2", max)] {
+        it.seek(&make_internal_key(t, seq, ValueType::Value));
+        assert!(!it.valid());
+    }
+    it.status().unwrap();
 }
 
 #[test]
 fn damaged_blocks_never_panic() {
     let entries = model(300, 5);
-    let good = block_of(&entries, 16);
     let mut rng = Random::new(3);
-    for _ in 0..2000 {
-        let mut bad = good.clone();
+    for round in 0..4000 {
+        // Half the blocks index-shaped (one entry per restart), searched through prefixes
+        // wherever the damage leaves the keys in order.
+        let prefixed = round % 2 == 1;
+        let mut bad = block_of(&entries, if prefixed { 1 } else { 16 });
         for _ in 0..1 + rng.uniform(4) {
             let i = rng.uniform(bad.len() as u32) as usize;
             bad[i] = rng.next_u32() as u8;
@@ -135,7 +197,11 @@ fn damaged_blocks_never_panic() {
             bad.truncate(rng.uniform(bad.len() as u32) as usize);
         }
         let Ok(block) = Block::new(bad) else { continue };
-        let block = Arc::new(block);
+        let block = Arc::new(if prefixed {
+            block.with_restart_prefixes()
+        } else {
+            block
+        });
         let mut it = block.iter();
         let mut steps = 0;
         it.seek_to_first();
@@ -148,7 +214,10 @@ fn damaged_blocks_never_panic() {
             it.prev();
             steps += 1;
         }
-        it.seek(&entries[150].0);
+        for i in [0, 150, 299] {
+            it.seek(&entries[i].0);
+        }
+        it.seek(b"zzzzzzzzzz");
     }
 }
 
