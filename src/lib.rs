@@ -79,7 +79,7 @@
 //!
 //! Layering (dependencies point downwards only):
 //! `util`, `error`, `options` → `storage`, `compress`, `filter`, `cache` → `log`, `key`,
-//! `memtable`, `table` → `version` → `db` → `bedrock`; the CLI and the wasm facade sit on top.
+//! `memtable` (+ `memtable_filter`), `table` → `version` → `db` → `bedrock`; the CLI and the wasm facade sit on top.
 
 #![deny(unsafe_code)]
 
@@ -96,6 +96,7 @@ pub mod iterator;
 pub mod key;
 pub mod log;
 pub mod memtable;
+pub mod memtable_filter;
 pub mod options;
 pub mod storage;
 pub mod table;
