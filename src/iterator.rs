@@ -25,6 +25,12 @@ pub trait InternalIterator: Send {
     fn sole_entry_block(&self) -> Option<SoleEntryBlock> {
         None
     }
+    /// False only if the source holds no entry at all for `user_key` (a filter's answer: a
+    /// memtable's). A merging iterator's seek for a key it then finds elsewhere leaves such a
+    /// child unpositioned until it moves on (`MergingIterator::seek`). True by default.
+    fn may_hold(&self, _user_key: &[u8]) -> bool {
+        true
+    }
 }
 
 pub use crate::table::table::SoleEntryBlock;

@@ -427,6 +427,11 @@ impl MemTable {
         }
     }
 
+    /// False only if no entry for `user_key` was ever added (the memtable's filter).
+    pub fn may_contain(&self, user_key: &[u8]) -> bool {
+        self.list.read().unwrap().filter.may_contain(user_key)
+    }
+
     /// Bytes held, for deciding when to flush.
     pub fn approximate_memory_usage(&self) -> usize {
         self.list.read().unwrap().memory_usage()
@@ -522,6 +527,10 @@ impl InternalIterator for MemTableIterator {
 
     fn status(&self) -> Result<()> {
         Ok(())
+    }
+
+    fn may_hold(&self, user_key: &[u8]) -> bool {
+        self.mem.may_contain(user_key)
     }
 }
 
