@@ -383,6 +383,10 @@ impl MemTable {
                 .try_reserve_exact(key)
                 .map_err(|_| no_memory("key buffer", key as u64, 0))?;
         }
+        let filter_bytes = list.filter.size_bytes() as u64;
+        list.filter
+            .try_allocate()
+            .map_err(|_| no_memory("key filter", filter_bytes, 0))?;
         Ok(())
     }
 
@@ -786,6 +790,11 @@ mod tests {
         );
         mem.reserve(1, 0, 0, 300).unwrap();
         assert!(mem.list.read().unwrap().scratch.capacity() >= 308);
+        // The key filter is allocated by the reserve, not by the insert after it.
+        let fresh = MemTable::with_capacity(1 << 20);
+        assert_eq!(fresh.list.read().unwrap().filter.memory(), 0);
+        fresh.reserve(1, 5, 2, 5).unwrap();
+        assert_eq!(fresh.list.read().unwrap().filter.memory(), 2048 * 8);
         // Nothing changed: the entry before is there, and inserts go on.
         assert_eq!(mem.len(), 1);
         mem.reserve(1, 5, 2, 5).unwrap();

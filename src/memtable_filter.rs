@@ -9,8 +9,11 @@
 //! and is written by every insert before the entry is visible; it only answers "not here" for
 //! a key never added. Its size follows the write buffer (one word per `BYTES_PER_WORD` bytes:
 //! ~18 bits per db_bench entry); a memtable filled past that with tiny entries only answers
-//! "maybe" more often. It is allocated at the first insert, so an idle memtable holds nothing.
+//! "maybe" more often. The write path allocates it with the arenas (`try_allocate`, from
+//! `MemTable::reserve`: no memory is an error, not an abort); an insert without a reserve
+//! allocates it itself. An idle memtable holds none.
 
+use std::collections::TryReserveError;
 use std::hash::BuildHasher;
 
 use foldhash::fast::FixedState;
@@ -54,6 +57,23 @@ impl MemTableFilter {
             words: Vec::new(),
             size,
         }
+    }
+
+    /// Allocates the filter if it is not yet, refusing instead of aborting when the allocator
+    /// cannot (a wasm instance's 4 GiB).
+    pub fn try_allocate(&mut self) -> Result<(), TryReserveError> {
+        if self.words.is_empty() {
+            let mut words = Vec::new();
+            words.try_reserve_exact(self.size)?;
+            words.resize(self.size, 0);
+            self.words = words;
+        }
+        Ok(())
+    }
+
+    /// Bytes the filter holds once allocated.
+    pub fn size_bytes(&self) -> usize {
+        self.size * 8
     }
 
     /// Records `user_key` as held.
@@ -139,8 +159,13 @@ mod tests {
             (usize::MAX / 2, MAX_WORDS),
         ] {
             let mut f = MemTableFilter::new(buffer);
-            f.add(b"k");
+            assert_eq!((f.memory(), f.size_bytes()), (0, words * 8));
+            f.try_allocate().unwrap();
             assert_eq!(f.memory(), words * 8, "buffer {buffer}");
+            f.add(b"k");
+            f.try_allocate().unwrap();
+            assert_eq!(f.memory(), words * 8, "allocated once");
+            assert!(f.may_contain(b"k"));
         }
     }
 }
