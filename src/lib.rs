@@ -79,7 +79,8 @@
 //!
 //! Layering (dependencies point downwards only):
 //! `util`, `error`, `options` → `storage`, `compress`, `filter`, `cache` → `log`, `key`,
-//! `memtable` (+ `memtable_filter`), `table` → `version` → `db` → `bedrock`; the CLI and the wasm facade sit on top.
+//! `memtable` (+ `memtable_filter`), `table` → `version` → `db` → `bedrock`; the CLI and the
+//! wasm facade sit on top.
 
 #![deny(unsafe_code)]
 

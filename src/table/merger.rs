@@ -492,6 +492,18 @@ mod tests {
         }
     }
 
+    /// One random step, next or prev, and the model position it leads to (wrapping below 0,
+    /// so past either end is `>= len`).
+    fn random_step(it: &mut MergingIterator, rng: &mut Random, pos: usize) -> usize {
+        if rng.one_in(2) {
+            it.next();
+            pos + 1
+        } else {
+            it.prev();
+            pos.wrapping_sub(1)
+        }
+    }
+
     #[test]
     fn seeks_and_direction_changes_follow_the_model() {
         let mut rng = Random::new(302);
@@ -507,13 +519,7 @@ mod tests {
             for step in 0..500 {
                 assert!(it.valid(), "round {round} step {step}");
                 assert_eq!(it.key(), &want[pos].0[..], "round {round} step {step}");
-                if rng.one_in(2) {
-                    it.next();
-                    pos += 1;
-                } else {
-                    it.prev();
-                    pos = pos.wrapping_sub(1);
-                }
+                pos = random_step(&mut it, &mut rng, pos);
                 if pos >= want.len() {
                     assert!(!it.valid());
                     break;
@@ -575,13 +581,7 @@ mod tests {
                     assert_eq!(it.key(), &want[pos].0[..], "round {round} step {step}");
                     assert_eq!(it.value(), &want[pos].1[..]);
                     assert!(it.status().is_ok());
-                    if rng.one_in(2) {
-                        it.next();
-                        pos += 1;
-                    } else {
-                        it.prev();
-                        pos = pos.wrapping_sub(1);
-                    }
+                    pos = random_step(&mut it, &mut rng, pos);
                 }
             }
         }
