@@ -5,7 +5,8 @@
 //!   keeps working;
 //! - the background thread against `flush`, `compact_range`, writers stalled on a full memtable,
 //!   and `Db` being dropped while a compaction runs;
-//! - a panic in background work becomes the sticky error every waiter gets, not a hang;
+//! - a panic in background work becomes the sticky error every waiter gets, not a hang; one
+//!   while a MANIFEST edit is written unlocked also leaves no later edit waiting for it;
 //! - writers and readers go on while a flush's edit is written and synced to the MANIFEST
 //!   (the state lock is released there, as LevelDB releases it);
 //! - snapshots released while iterators that read through them run across compactions;
@@ -494,6 +495,54 @@ fn a_panic_in_background_work_becomes_the_sticky_error_not_a_hang() {
         let db = Db::open(storage, "db", small_buffer_options()).unwrap();
         assert_eq!(db.scan().unwrap().entries, 100);
         assert_eq!(db.get(&ReadOptions::default(), b"late").unwrap(), None);
+    });
+}
+
+#[test]
+fn a_panic_while_a_manifest_edit_is_written_unlocked_fails_later_work_instead_of_hanging_it() {
+    let _x = sync_point::exclusive();
+    watchdog("MANIFEST write panic", LIMIT, no_progress, || {
+        let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
+        let db = Db::open(storage.clone(), "db", small_buffer_options()).unwrap();
+        for i in 0..100u64 {
+            db.put(
+                &WriteOptions::default(),
+                format!("k{i:06}").as_bytes(),
+                &value(i, 1),
+            )
+            .unwrap();
+        }
+        sync_point::set_callback("DbInner::log_and_apply:write", || {
+            if thread_name() == "strata-compaction" {
+                panic!("injected: the MANIFEST write panics");
+            }
+        });
+        let err = db.flush().expect_err("the flush must fail");
+        assert_eq!(err.kind(), ErrorKind::Internal, "{err}");
+        assert!(
+            err.to_string().contains("writing a MANIFEST edit panicked"),
+            "{err}"
+        );
+        sync_point::clear();
+        // The MANIFEST may hold part of an edit: no later edit is written, every later call
+        // that needs one gets the error at once (none waits for the edit that never ended).
+        for _ in 0..2 {
+            assert_eq!(db.flush().unwrap_err().kind(), ErrorKind::Internal);
+            assert_eq!(
+                db.compact_range(None, None).unwrap_err().kind(),
+                ErrorKind::Internal
+            );
+            let err = db.put(&WriteOptions::default(), b"late", b"x").unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Internal);
+        }
+        assert_eq!(
+            db.get(&ReadOptions::default(), b"k000042").unwrap(),
+            Some(value(42, 1))
+        );
+        assert_eq!(db.close().unwrap_err().kind(), ErrorKind::Internal);
+        // The edit never became current: the reopened database recovers every acknowledged
+        // write from the log, and its files agree.
+        assert_reopens_with(storage, 100, 1);
     });
 }
 

@@ -383,8 +383,13 @@ impl DbInner {
         };
         st.manifest_writing = true;
         drop(st);
+        let clear = ClearOnUnwind {
+            db: self,
+            mark: Mark::ManifestWriting,
+        };
         sync_point("DbInner::log_and_apply:write");
         let written = w.write();
+        std::mem::forget(clear);
         let mut st = self.state.lock().unwrap();
         st.manifest_writing = false;
         let r = st.versions.finish_apply(w, written);
@@ -585,13 +590,16 @@ impl DbInner {
 enum Mark {
     Compacting,
     Flushing,
+    ManifestWriting,
 }
 
-/// Set while a flush or compaction runs with the state lock released: if that work panics (a
-/// bug), its mark (`State::compacting` or `State::flushing`) is cleared, so that callers
-/// waiting for it (without a background thread, other callers' threads) go on instead of
-/// waiting for good. The panic itself reaches the caller that ran the work, or becomes the
-/// sticky error on the background thread (`background_loop`). Forgotten when the work
+/// Set while a flush or compaction runs, or a MANIFEST edit is written, with the state lock
+/// released: if that work panics (a bug), its mark (`State::compacting`, `State::flushing`,
+/// `State::manifest_writing`) is cleared, so that callers waiting for it (without a
+/// background thread, other callers' threads) go on instead of waiting for good. The panic
+/// itself reaches the caller that ran the work, or becomes the sticky error on the background
+/// thread (`background_loop`). A MANIFEST left with part of an edit takes no further edit: its
+/// panic is also the sticky error at once, whichever thread ran it. Forgotten when the work
 /// returns.
 struct ClearOnUnwind<'a> {
     db: &'a DbInner,
@@ -608,6 +616,12 @@ impl Drop for ClearOnUnwind<'_> {
         match self.mark {
             Mark::Compacting => st.compacting = None,
             Mark::Flushing => st.flushing = false,
+            Mark::ManifestWriting => {
+                st.manifest_writing = false;
+                st.bg_error.get_or_insert_with(|| {
+                    crate::error::Error::internal("writing a MANIFEST edit panicked")
+                });
+            }
         }
         drop(st);
         self.db.bg_cv.notify_all();
