@@ -24,6 +24,7 @@ use crate::key::{
 };
 use crate::memtable_filter::MemTableFilter;
 use crate::util::coding::varint_length;
+use crate::util::prefetch::prefetch;
 use crate::util::random::Random;
 
 const MAX_HEIGHT: usize = 12;
@@ -168,6 +169,29 @@ impl SkipList {
         let height = self.word(at + 16) as usize;
         let start = at + TOWER_HEADER + 4 * height;
         &self.towers[start..start + klen]
+    }
+
+    /// Prefetches what the next two forward steps after `node` read: the value of the node
+    /// after it (whose tower the step before asked for) and the tower of the node after
+    /// that. A merged scan reads a memtable entry only every few dozen entries (the rest come
+    /// from tables), so each would be a cold miss on a tower and another on a value, in
+    /// insertion order; asked for a step ahead they arrive meanwhile (3B's sequential read
+    /// right after a random fill spent 17% of its time in `MemTableIterator::load` before).
+    #[inline]
+    fn prefetch_following(&self, node: u32) {
+        let next = self.next(node, 0);
+        if next == NIL {
+            return;
+        }
+        let at = next as usize * 4;
+        let off = self.word(at) as usize | ((self.word(at + 4) as u64) << 32) as usize;
+        prefetch(&self.values, off);
+        let after = self.next(next, 0);
+        if after != NIL {
+            let at = after as usize * 4;
+            prefetch(&self.towers, at);
+            prefetch(&self.towers, at + 64);
+        }
     }
 
     fn value(&self, node: u32) -> &[u8] {
@@ -471,13 +495,19 @@ pub struct MemTableIterator {
 
 impl MemTableIterator {
     fn load(&mut self, list: &SkipList, node: u32) {
-        self.node = if node == HEAD { NIL } else { node };
-        if self.node != NIL {
-            self.key.clear();
-            self.key.extend_from_slice(list.key(node));
-            self.value.clear();
-            self.value.extend_from_slice(list.value(node));
-        }
+        load_entry(list, node, &mut self.node, &mut self.key, &mut self.value);
+    }
+}
+
+/// Makes `node` (HEAD: none) the iterator's entry: its number into `at`, copies of its key and
+/// value into `key` and `value`.
+fn load_entry(list: &SkipList, node: u32, at: &mut u32, key: &mut Vec<u8>, value: &mut Vec<u8>) {
+    *at = if node == HEAD { NIL } else { node };
+    if *at != NIL {
+        key.clear();
+        key.extend_from_slice(list.key(node));
+        value.clear();
+        value.extend_from_slice(list.value(node));
     }
 }
 
@@ -508,10 +538,20 @@ impl InternalIterator for MemTableIterator {
     }
 
     fn next(&mut self) {
-        let mem = self.mem.clone();
+        // The fields apart: the list is read through `mem` while the entry is copied into
+        // the others (no clone of the Arc, two atomic operations a step, as `load` needs).
+        let MemTableIterator {
+            mem,
+            node,
+            key,
+            value,
+        } = self;
         let list = mem.list.read().unwrap();
-        let node = list.next(self.node, 0);
-        self.load(&list, node);
+        let following = list.next(*node, 0);
+        load_entry(&list, following, node, key, value);
+        if *node != NIL {
+            list.prefetch_following(*node);
+        }
     }
 
     fn prev(&mut self) {
