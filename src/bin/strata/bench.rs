@@ -38,6 +38,9 @@ struct Flags {
     compression_threads: Option<usize>,
     /// `--copy_stored_blocks=0`: compactions rebuild every block (`Options::copy_stored_blocks`).
     copy_stored_blocks: bool,
+    /// `--verify_checksum=0` (RocksDB's db_bench flag): reads skip the blocks' CRC-32C
+    /// (`ReadOptions::verify_checksums`; LevelDB's db_bench reads with it off, its default).
+    verify_checksum: bool,
     db: String,
     use_existing_db: bool,
     compression: CompressionType,
@@ -119,6 +122,7 @@ fn parse(raw: &[String]) -> Result<Flags, CliError> {
         "max_file_size",
         "compression_threads",
         "copy_stored_blocks",
+        "verify_checksum",
         "db",
         "use_existing_db",
         "compression",
@@ -181,6 +185,7 @@ fn parse(raw: &[String]) -> Result<Flags, CliError> {
             .map(|v| v as u64),
         compression_threads: args.number("compression_threads")?.map(|n| n as usize),
         copy_stored_blocks: !matches!(args.value("copy_stored_blocks"), Some("0") | Some("false")),
+        verify_checksum: !matches!(args.value("verify_checksum"), Some("0") | Some("false")),
         db: args
             .value("db")
             .unwrap_or("/tmp/strata-dbbench")
@@ -357,7 +362,10 @@ fn run_one(
     let mut st = Stats::default();
     let num = flags.num;
     let w = WriteOptions::default();
-    let r = ReadOptions::default();
+    let r = ReadOptions {
+        verify_checksums: flags.verify_checksum,
+        ..ReadOptions::default()
+    };
     // The fill workloads: (sequential keys, entries, batch size, value size, write options).
     let no_wal = WriteOptions {
         disable_wal: true,
