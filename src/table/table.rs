@@ -239,6 +239,21 @@ impl Table {
         Ok((block, id))
     }
 
+    /// Asks the CPU to cache `len` bytes of the file's map from `offset` (nothing without a
+    /// map; clipped to it): the block a forward scan reads next, whose checksum is then
+    /// computed from the cache instead of memory (3B's first sequential read spent 40% of its
+    /// time opening blocks, most of it the CRC's first touch of each).
+    pub fn prefetch_mapped(&self, offset: u64, len: u64) {
+        let Some(map) = &self.map else { return };
+        let (Ok(start), Ok(len)) = (usize::try_from(offset), usize::try_from(len)) else {
+            return;
+        };
+        let end = start.saturating_add(len).min(map.len());
+        for at in (start..end).step_by(64) {
+            crate::util::prefetch::prefetch(map, at);
+        }
+    }
+
     /// The block at `handle` out of the file's map: an uncompressed block is borrowed (no
     /// copy, as LevelDB reads its mapped tables), a compressed one decompressed from it. `None`
     /// when the block lies beyond the mapped length (a file shorter than the MANIFEST says:
@@ -474,6 +489,7 @@ impl Table {
             options,
             readahead: None,
             auto: None,
+            next_offset: None,
         };
         if let Some(pool) = &self.settings.readahead {
             let o = &opener.options;
@@ -576,6 +592,9 @@ pub struct BlockOpener {
     readahead: Option<Readahead>,
     /// Watching for a forward run of blocks to start readahead (`ReadOptions::auto_readahead`).
     auto: Option<AutoReadahead>,
+    /// Where the block after the last one opened starts: a block opened there continues a
+    /// forward run, and the one after it is prefetched (`Table::prefetch_mapped`).
+    next_offset: Option<u64>,
 }
 
 /// Auto readahead (`ReadOptions::auto_readahead`): a table iterator counts the consecutive
@@ -655,6 +674,12 @@ impl InnerOpener for BlockOpener {
                 counting = true;
             }
         }
+        let end = handle
+            .offset
+            .saturating_add(handle.size)
+            .saturating_add(BLOCK_TRAILER_SIZE as u64);
+        let run_goes_on = self.next_offset == Some(handle.offset);
+        self.next_offset = Some(end);
         let from_readahead = self.readahead.as_mut().and_then(|r| r.block(handle));
         let block = match from_readahead {
             Some(block) => block?,
@@ -683,6 +708,15 @@ impl InnerOpener for BlockOpener {
                 block
             }
         };
+        if run_goes_on && block.is_mapped() {
+            // A forward run of blocks borrowed from the file's map, read on this thread: the
+            // next block (about this one's size, stored right after it) is asked into the CPU
+            // cache while this one is read. (Mapping the pages ahead in one call,
+            // MADV_POPULATE_READ over 256 KiB, was tried with it: slower than the page faults,
+            // 0.087-0.095 us an entry against 0.082-0.094 in 3B's first sequential read.)
+            self.table
+                .prefetch_mapped(end, handle.size + BLOCK_TRAILER_SIZE as u64);
+        }
         Ok(AnnotatedBlockIter {
             inner: block.iter(),
             table: self.table.clone(),
