@@ -10,6 +10,8 @@
 //! two levels) and one when the root keeps the lead (a child holding a long run: the root's
 //! runner-up is remembered while heap positions 1 and 2 stay put). The heap is rebuilt on seeks and
 //! direction changes. Equal keys come in child order forward, reverse child order backward.
+//! The heap compares copies of its children's keys (`keys`), taken as each child moves: a
+//! child's own key lies behind its level and table iterators.
 //!
 //! A seek skips the children that rule the target's user key out (`may_hold`: a memtable's
 //! filter) when another child holds that user key: the merged position is then an entry of
