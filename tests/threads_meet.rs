@@ -457,25 +457,38 @@ fn writers_and_readers_go_on_while_obsolete_files_are_listed() {
     });
 }
 
+/// A database holding keys `k000000..k000099` (round 1), whose background thread panics with
+/// `message` when it reaches sync point `point`.
+fn open_with_100_writes_then_panic_at(
+    point: &'static str,
+    message: &'static str,
+) -> (Arc<dyn Storage>, Db) {
+    let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
+    let db = Db::open(storage.clone(), "db", small_buffer_options()).unwrap();
+    for i in 0..100u64 {
+        db.put(
+            &WriteOptions::default(),
+            format!("k{i:06}").as_bytes(),
+            &value(i, 1),
+        )
+        .unwrap();
+    }
+    sync_point::set_callback(point, move || {
+        if thread_name() == "strata-compaction" {
+            panic!("{message}");
+        }
+    });
+    (storage, db)
+}
+
 #[test]
 fn a_panic_in_background_work_becomes_the_sticky_error_not_a_hang() {
     let _x = sync_point::exclusive();
     watchdog("background panic", LIMIT, no_progress, || {
-        let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
-        let db = Db::open(storage.clone(), "db", small_buffer_options()).unwrap();
-        for i in 0..100u64 {
-            db.put(
-                &WriteOptions::default(),
-                format!("k{i:06}").as_bytes(),
-                &value(i, 1),
-            )
-            .unwrap();
-        }
-        sync_point::set_callback("DbInner::compact_memtable:build", || {
-            if thread_name() == "strata-compaction" {
-                panic!("injected: the flush panics");
-            }
-        });
+        let (storage, db) = open_with_100_writes_then_panic_at(
+            "DbInner::compact_memtable:build",
+            "injected: the flush panics",
+        );
         let err = db.flush().expect_err("the flush must fail");
         assert_eq!(err.kind(), ErrorKind::Internal, "{err}");
         assert!(
@@ -502,21 +515,10 @@ fn a_panic_in_background_work_becomes_the_sticky_error_not_a_hang() {
 fn a_panic_while_a_manifest_edit_is_written_unlocked_fails_later_work_instead_of_hanging_it() {
     let _x = sync_point::exclusive();
     watchdog("MANIFEST write panic", LIMIT, no_progress, || {
-        let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
-        let db = Db::open(storage.clone(), "db", small_buffer_options()).unwrap();
-        for i in 0..100u64 {
-            db.put(
-                &WriteOptions::default(),
-                format!("k{i:06}").as_bytes(),
-                &value(i, 1),
-            )
-            .unwrap();
-        }
-        sync_point::set_callback("DbInner::log_and_apply:write", || {
-            if thread_name() == "strata-compaction" {
-                panic!("injected: the MANIFEST write panics");
-            }
-        });
+        let (storage, db) = open_with_100_writes_then_panic_at(
+            "DbInner::log_and_apply:write",
+            "injected: the MANIFEST write panics",
+        );
         let err = db.flush().expect_err("the flush must fail");
         assert_eq!(err.kind(), ErrorKind::Internal, "{err}");
         assert!(
