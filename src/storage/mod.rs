@@ -104,7 +104,25 @@ pub fn base_name(path: &str) -> &str {
 
 /// Reads exactly `len` bytes at `offset`; a short read is corruption (the file is truncated).
 pub fn read_exact_at(file: &dyn RandomAccessFile, offset: u64, len: usize) -> Result<Vec<u8>> {
-    let mut buf = vec![0u8; len];
+    let mut buf = Vec::new();
+    read_exact_into(file, offset, len, &mut buf)?;
+    Ok(buf)
+}
+
+/// `read_exact_at` into `buf`, resized to `len` bytes first: a reader that reuses one buffer
+/// (`util::buffer_pool`) pays no allocation, and no zero fill but of bytes past its old
+/// length. On an error `buf`'s contents are unspecified.
+pub fn read_exact_into(
+    file: &dyn RandomAccessFile,
+    offset: u64,
+    len: usize,
+    buf: &mut Vec<u8>,
+) -> Result<()> {
+    if buf.capacity() == 0 {
+        *buf = vec![0; len]; // a zeroed allocation (large ones come zeroed from the OS)
+    } else {
+        buf.resize(len, 0);
+    }
     let mut done = 0;
     while done < len {
         let n = file.read_at(offset + done as u64, &mut buf[done..])?;
@@ -116,7 +134,7 @@ pub fn read_exact_at(file: &dyn RandomAccessFile, offset: u64, len: usize) -> Re
         }
         done += n;
     }
-    Ok(buf)
+    Ok(())
 }
 
 /// Reads a whole (small) file.

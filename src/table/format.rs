@@ -3,7 +3,7 @@
 
 use crate::compress;
 use crate::error::{Error, Result};
-use crate::storage::{read_exact_at, RandomAccessFile};
+use crate::storage::{read_exact_into, RandomAccessFile};
 use crate::util::coding::{decode_fixed32, decode_fixed64, get_varint64, put_varint64};
 use crate::util::crc;
 
@@ -94,7 +94,9 @@ pub fn read_block(
     check_handle(handle, file_size, max_size)?;
     let n = handle.size as usize; // check_handle: size + trailer fits in a usize
 
-    let raw = read_exact_at(file, handle.offset, n + BLOCK_TRAILER_SIZE)?;
+    // A pooled buffer: an uncompressed block keeps it, a compressed one gives it back.
+    let mut raw = crate::util::buffer_pool::take(n + BLOCK_TRAILER_SIZE);
+    read_exact_into(file, handle.offset, n + BLOCK_TRAILER_SIZE, &mut raw)?;
     decode_block(raw, verify, max_size).map_err(|e| e.at_offset(handle.offset))
 }
 
@@ -134,9 +136,10 @@ pub fn decode_block(mut raw: Vec<u8>, verify: bool, max_size: usize) -> Result<B
             compression_id,
         });
     }
-    let data = compress::decompress(compression_id, &raw[..n], max_size)?;
+    let data = compress::decompress(compression_id, &raw[..n], max_size);
+    crate::util::buffer_pool::give(raw);
     Ok(BlockContents {
-        data,
+        data: data?,
         compression_id,
     })
 }

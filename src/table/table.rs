@@ -20,7 +20,8 @@ use crate::filter::BLOOM_FILTER_NAME;
 use crate::iterator::InternalIterator;
 use crate::key::extract_user_key;
 use crate::options::ReadOptions;
-use crate::storage::{read_exact_at, RandomAccessFile};
+use crate::storage::{read_exact_at, read_exact_into, RandomAccessFile};
+use crate::util::buffer_pool;
 
 /// A stored data block holding exactly one entry, the one an iterator stands on, laid out as
 /// a `BlockBuilder` lays it out (`InternalIterator::sole_entry_block`): where it lies, its
@@ -400,17 +401,17 @@ impl Table {
             .saturating_add(last.size)
             .saturating_add(BLOCK_TRAILER_SIZE as u64)
             .saturating_sub(span_start);
-        let bytes = match checked.and_then(|()| run_span(span, span_start)) {
-            Ok(span) => read_exact_at(&*self.file, span_start, span)
-                .map_err(|e| e.in_file(self.name.clone())),
-            Err(e) => Err(e.in_file(self.name.clone())),
-        };
-        let bytes = match bytes {
-            Ok(b) => b,
+        // The run's bytes are only decoded: they go to this thread's scratch buffer.
+        let mut bytes = buffer_pool::take_scratch();
+        let read = checked
+            .and_then(|()| run_span(span, span_start))
+            .and_then(|span| read_exact_into(&*self.file, span_start, span, &mut bytes));
+        if let Err(e) = read {
+            buffer_pool::give_scratch(bytes);
             // Report the failure at the first block; the iterator stops there.
-            Err(e) => return vec![Err(e)],
-        };
-        handles
+            return vec![Err(e.in_file(self.name.clone()))];
+        }
+        let blocks = handles
             .iter()
             .map(|h| {
                 let start = (h.offset - span_start) as usize;
@@ -420,7 +421,9 @@ impl Table {
                     .map(Arc::new)
                     .map_err(|e| e.in_file(self.name.clone()).at_offset(h.offset))
             })
-            .collect()
+            .collect();
+        buffer_pool::give_scratch(bytes);
+        blocks
     }
 
     /// The raw bytes of data blocks `first..first + count` (laid end to end, trailers
