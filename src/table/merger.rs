@@ -39,7 +39,7 @@ pub struct MergingIterator {
     /// others, each of whose keys was otherwise two virtual calls deep behind its table and
     /// level iterators: 3B's sequential read after a random fill spent a third of its time in
     /// the merge). Refreshed wherever a child moves (`rebuild`, `current_moved`).
-    keys: Vec<Vec<u8>>,
+    keys: Vec<KeyCopy>,
     /// Indices of the valid children, a binary heap whose root comes first in the direction
     /// of travel (`comes_first`); the root is the current child.
     heap: Vec<usize>,
@@ -56,11 +56,54 @@ pub struct MergingIterator {
     pending_target: Vec<u8>,
 }
 
+/// Bytes of a key held inline by a `KeyCopy` (a db_bench key is 24 bytes internal, a Bedrock
+/// chunk record's 17 to 22).
+const INLINE_KEY: usize = 40;
+
+/// A copy of one child's key: inline when short, so that taking one allocates nothing (db_bench's
+/// seekrandom opens an iterator per seek, and a `Vec` per child then cost an allocation each)
+/// and the heap's comparisons read keys laid side by side.
+#[derive(Clone)]
+struct KeyCopy {
+    len: usize,
+    inline: [u8; INLINE_KEY],
+    /// A key longer than `INLINE_KEY` (its capacity kept for the next one).
+    spilled: Vec<u8>,
+}
+
+impl KeyCopy {
+    const EMPTY: KeyCopy = KeyCopy {
+        len: 0,
+        inline: [0; INLINE_KEY],
+        spilled: Vec::new(),
+    };
+
+    #[inline(always)]
+    fn set(&mut self, key: &[u8]) {
+        self.len = key.len();
+        match self.inline.get_mut(..key.len()) {
+            Some(inline) => inline.copy_from_slice(key),
+            None => {
+                self.spilled.clear();
+                self.spilled.extend_from_slice(key);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self) -> &[u8] {
+        match self.inline.get(..self.len) {
+            Some(inline) => inline,
+            None => &self.spilled,
+        }
+    }
+}
+
 /// Whether child `a` comes before child `b` in `direction`: by key, then by child index
 /// (forward: lower index first; reverse: higher index first).
 #[inline(always)]
-fn comes_first(keys: &[Vec<u8>], direction: Direction, a: usize, b: usize) -> bool {
-    let o = compare_internal_keys(&keys[a], &keys[b]);
+fn comes_first(keys: &[KeyCopy], direction: Direction, a: usize, b: usize) -> bool {
+    let o = compare_internal_keys(keys[a].get(), keys[b].get());
     match direction {
         Direction::Forward => o == Ordering::Less || (o == Ordering::Equal && a < b),
         Direction::Reverse => o == Ordering::Greater || (o == Ordering::Equal && a > b),
@@ -71,7 +114,7 @@ impl MergingIterator {
     pub fn new(children: Vec<Box<dyn InternalIterator>>) -> Self {
         let heap = Vec::with_capacity(children.len());
         MergingIterator {
-            keys: vec![Vec::new(); children.len()],
+            keys: vec![KeyCopy::EMPTY; children.len()],
             children,
             heap,
             current: None,
@@ -119,9 +162,7 @@ impl MergingIterator {
         self.heap
             .extend((0..children.len()).filter(|&i| children[i].valid() && !pending.contains(&i)));
         for &i in &self.heap {
-            let key = &mut self.keys[i];
-            key.clear();
-            key.extend_from_slice(self.children[i].key());
+            self.keys[i].set(self.children[i].key());
         }
         for i in (0..self.heap.len() / 2).rev() {
             self.sift_down(i);
@@ -132,38 +173,55 @@ impl MergingIterator {
 
     /// Restores the heap below position `i`, whose child moved on in the direction of travel
     /// (or was replaced by the heap's last child).
-    fn sift_down(&mut self, mut i: usize) {
+    ///
+    /// Bottom-up (Floyd's): the hole left by the moved child goes down the path of the
+    /// children that come first, one comparison per level, to a leaf, and the moved child
+    /// rises back up it from there. A child that moved on among interleaved children (a
+    /// random fill's level-0 files) usually belongs near the bottom, so this costs about one
+    /// comparison per level where the classic sift, which also compares the moved child at
+    /// every level, costs two. When the root's runner-up is known and the moved child still
+    /// comes before it, nothing moves (one comparison: a child holding a long run).
+    fn sift_down(&mut self, i: usize) {
         let (keys, heap, dir) = (&self.keys, &mut self.heap, self.direction);
         let n = heap.len();
+        let Some(&moved) = heap.get(i) else { return };
+        let mut hole = i;
         loop {
-            let l = 2 * i + 1;
+            let l = 2 * hole + 1;
             if l >= n {
-                return;
+                break;
             }
             let r = l + 1;
-            let c = match self.root_runner_up.filter(|_| i == 0) {
+            let c = match self.root_runner_up.filter(|_| hole == 0) {
                 Some(c) => c,
                 None => {
-                    let c = if r < n && comes_first(keys, dir, heap[r], heap[l]) {
+                    if r < n && comes_first(keys, dir, heap[r], heap[l]) {
                         r
                     } else {
                         l
-                    };
-                    if i == 0 {
-                        self.root_runner_up = Some(c);
                     }
-                    c
                 }
             };
-            if !comes_first(keys, dir, heap[c], heap[i]) {
-                return;
-            }
-            heap.swap(i, c);
-            if i == 0 {
+            if hole == 0 {
+                if !comes_first(keys, dir, heap[c], moved) {
+                    // The root keeps the lead; remember its runner-up for the next step.
+                    self.root_runner_up = Some(c);
+                    return;
+                }
                 self.root_runner_up = None;
             }
-            i = c;
+            heap[hole] = heap[c];
+            hole = c;
         }
+        while hole > i {
+            let parent = (hole - 1) / 2;
+            if !comes_first(keys, dir, moved, heap[parent]) {
+                break;
+            }
+            heap[hole] = heap[parent];
+            hole = parent;
+        }
+        heap[hole] = moved;
     }
 
     /// After the current child (the root) moved one step in the direction of travel: sift
@@ -172,9 +230,7 @@ impl MergingIterator {
         let cur = self.heap[0];
         let c = &self.children[cur];
         if c.valid() {
-            let key = &mut self.keys[cur];
-            key.clear();
-            key.extend_from_slice(c.key());
+            self.keys[cur].set(c.key());
             if let Some(r) = self.root_runner_up {
                 // The common case of a long run: the root still comes before its runner-up.
                 if !comes_first(&self.keys, self.direction, self.heap[r], cur) {
@@ -296,7 +352,7 @@ impl InternalIterator for MergingIterator {
 
     fn key(&self) -> &[u8] {
         match self.current {
-            Some(i) => &self.keys[i],
+            Some(i) => self.keys[i].get(),
             None => &[],
         }
     }
@@ -425,14 +481,15 @@ mod tests {
         }
     }
 
+    /// An internal key of user key `k{user:05}`; every fifth is longer than a `KeyCopy`
+    /// holds inline, so children step between inline and spilled copies.
     fn ikey(user: u32, seq: u64) -> Vec<u8> {
+        let mut user_key = format!("k{user:05}").into_bytes();
+        if user.is_multiple_of(5) {
+            user_key.extend_from_slice(&[b'~'; INLINE_KEY]);
+        }
         let mut k = Vec::new();
-        append_internal_key(
-            &mut k,
-            format!("k{user:05}").as_bytes(),
-            seq,
-            ValueType::Value,
-        );
+        append_internal_key(&mut k, &user_key, seq, ValueType::Value);
         k
     }
 
