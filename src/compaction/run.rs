@@ -129,7 +129,7 @@ pub fn run_compaction(
             }
         } else if !files.is_empty() {
             children.push(Box::new(level_iterator(
-                files.clone(),
+                files.as_slice().into(),
                 env.table_cache.clone(),
                 read.clone(),
             )));

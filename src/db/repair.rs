@@ -467,8 +467,11 @@ fn merge_into_run(
     let children: Vec<Box<dyn InternalIterator>> = disjoint_runs(found)
         .into_iter()
         .map(|run| {
-            Box::new(level_iterator(run, table_cache.clone(), read.clone()))
-                as Box<dyn InternalIterator>
+            Box::new(level_iterator(
+                run.into(),
+                table_cache.clone(),
+                read.clone(),
+            )) as Box<dyn InternalIterator>
         })
         .collect();
     let mut input = MergingIterator::new(children);

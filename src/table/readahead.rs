@@ -46,7 +46,9 @@
 //! are never adopted by another reader's readahead (a handoff carries its filter).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicU64, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::block::Block;
@@ -116,6 +118,12 @@ struct Shared {
     stats: Counters,
     /// Runs scheduled for a table before its iterator exists (see the module comment).
     handoffs: Mutex<Vec<Handoff>>,
+    /// `handoffs.len()`, stored under its lock whenever it changes: every table iterator
+    /// opened asks `has_handoff`, and most find none without taking the lock (db_bench's
+    /// seekrandom opens an iterator per seek: that lock was 7% of its thread). A count read
+    /// stale by another thread only costs a handoff not adopted, which is then cancelled; the
+    /// reader that made one sees it (its own store came first).
+    handoff_count: AtomicUsize,
 }
 
 /// Runs of `table` scheduled by the readahead of the file before it.
@@ -208,12 +216,16 @@ impl ReadaheadPool {
             work: Condvar::new(),
             stats: Counters::default(),
             handoffs: Mutex::new(Vec::new()),
+            handoff_count: AtomicUsize::new(0),
         })
     }
 
     /// Whether the readahead of the file before `table` scheduled runs of it that a reader
     /// with `filter` would adopt.
     pub fn has_handoff(&self, table: &Arc<Table>, filter: Option<LendFilter>) -> bool {
+        if self.shared.handoff_count.load(Acquire) == 0 {
+            return false;
+        }
         lock(&self.shared.handoffs)
             .iter()
             .any(|h| Arc::ptr_eq(&h.table, table) && h.filter == filter)
@@ -522,10 +534,12 @@ impl Readahead {
     ) -> Readahead {
         let adopted = {
             let mut handoffs = lock(&pool.shared.handoffs);
-            handoffs
+            let adopted = handoffs
                 .iter()
                 .position(|h| Arc::ptr_eq(&h.table, &table) && h.filter == filter)
-                .map(|i| handoffs.swap_remove(i))
+                .map(|i| handoffs.swap_remove(i));
+            pool.shared.handoff_count.store(handoffs.len(), Release);
+            adopted
         };
         if adopted.is_some() {
             pool.shared.stats.adopted.fetch_add(1, Relaxed);
@@ -703,6 +717,10 @@ impl Readahead {
                 runs: VecDeque::new(),
                 next: 0,
             });
+            self.pool
+                .shared
+                .handoff_count
+                .store(handoffs.len(), Release);
             drop(handoffs);
             self.handing_to = Some(next);
         }
@@ -750,7 +768,12 @@ impl Drop for Readahead {
                 .iter()
                 .position(|h| Arc::ptr_eq(&h.table, &next) && h.filter == filter)
             {
-                for (_, _, run) in handoffs.swap_remove(i).runs {
+                let removed = handoffs.swap_remove(i);
+                self.pool
+                    .shared
+                    .handoff_count
+                    .store(handoffs.len(), Release);
+                for (_, _, run) in removed.runs {
                     if run.cancel() {
                         self.pool.shared.stats.cancelled.fetch_add(1, Relaxed);
                     }
