@@ -174,4 +174,28 @@ mod tests {
         assert_eq!(kept, POOL_BUFFERS);
         assert!(POOL.with(|p| p.borrow().iter().all(|b| b.capacity() <= MAX_POOLED)));
     }
+
+    #[test]
+    fn the_scratch_buffer_is_reused_apart_from_the_pool_and_bounded() {
+        SCRATCH.with(|s| s.take());
+        assert_eq!(take_scratch().capacity(), 0);
+        let run = vec![9u8; 64 * 1024];
+        let ptr = run.as_ptr();
+        give_scratch(run);
+        // Blocks given back to the pool (a run's worth and more) leave the scratch slot alone.
+        for _ in 0..POOL_BUFFERS + 4 {
+            give(vec![1; 4096]);
+        }
+        let again = take_scratch();
+        assert_eq!((again.as_ptr(), again.len()), (ptr, 64 * 1024));
+        // Taken, not borrowed: a nested use meanwhile gets an empty buffer.
+        assert_eq!(take_scratch().capacity(), 0);
+        // The larger of two is kept; one over MAX_SCRATCH never.
+        give_scratch(vec![0; 100]);
+        give_scratch(again);
+        let kept = take_scratch();
+        assert_eq!(kept.as_ptr(), ptr);
+        give_scratch(vec![0; MAX_SCRATCH + 1]);
+        assert_eq!(take_scratch().capacity(), 0);
+    }
 }
