@@ -169,19 +169,45 @@ impl Block {
 
     /// An iterator over the block, ordered by the internal key comparator.
     pub fn iter(self: &Arc<Self>) -> BlockIter {
+        self.iter_reusing(None)
+    }
+
+    /// An iterator over this block that keeps the buffers of `old` (an iterator over the
+    /// block before it, done with): a scan moving from block to block allocates its key and
+    /// backward-step buffers once, not once per block (a reverse scan grew `prev_entries` and
+    /// `prev_keys` anew in every block).
+    pub fn iter_reusing(self: &Arc<Self>, old: Option<BlockIter>) -> BlockIter {
+        let (mut key, mut prev_entries, mut prev_keys) = match old {
+            Some(old) => (old.key, old.prev_entries, old.prev_keys),
+            None => Default::default(),
+        };
+        // A block of huge keys must not pin its buffers for the rest of the scan.
+        if prev_keys.capacity() > MAX_KEPT_BYTES {
+            prev_keys = Vec::new();
+        }
+        if key.capacity() > MAX_KEPT_BYTES {
+            key = Vec::new();
+        }
+        key.clear();
+        prev_entries.clear();
+        prev_keys.clear();
         BlockIter {
             block: self.clone(),
             current: self.restarts,
             restart_index: self.num_restarts,
             next_restart: usize::MAX,
-            key: Vec::new(),
+            key,
+            cached_key: None,
             value: (0, 0),
             error: None,
-            prev_entries: Vec::new(),
-            prev_keys: Vec::new(),
+            prev_entries,
+            prev_keys,
         }
     }
 }
+
+/// Bytes of key buffers a reused iterator keeps (`Block::iter_reusing`).
+const MAX_KEPT_BYTES: usize = 64 * 1024;
 
 /// One entry of the restart interval a backward step parsed: where it starts, its full key
 /// (a range of `prev_keys`) and its value.
@@ -234,7 +260,11 @@ pub struct BlockIter {
     /// Offset of restart point `restart_index + 1` (`usize::MAX` past the last), so a step
     /// forward compares offsets instead of decoding the restart array each entry.
     next_restart: usize,
+    /// The current key, rebuilt entry by entry (unless `cached_key` names it).
     key: Vec<u8>,
+    /// After a step back within a restart interval: the current key is this range of
+    /// `prev_keys` (already whole there), not copied into `key`, which then holds a stale key.
+    cached_key: Option<(usize, usize)>,
     /// (offset, length) of the current value.
     value: (usize, usize),
     error: Option<Error>,
@@ -254,7 +284,7 @@ impl BlockIter {
     /// layout). A block laid out otherwise (another writer's) is not reported, so a copy of
     /// it is always the block a rebuild would make.
     pub fn is_sole_entry(&self) -> bool {
-        let (key, value) = (self.key.len(), self.value.1);
+        let (key, value) = (self.current_key().len(), self.value.1);
         self.current == 0
             && self.valid()
             && self.next_entry_offset() == self.block.restarts
@@ -282,6 +312,7 @@ impl BlockIter {
         self.restart_index = self.block.num_restarts;
         self.next_restart = usize::MAX;
         self.key.clear();
+        self.cached_key = None;
         self.value = (0, 0);
         if self.error.is_none() {
             self.error = Some(Error::corruption(format!("bad entry in block: {what}")));
@@ -299,6 +330,7 @@ impl BlockIter {
 
     fn seek_to_restart_point(&mut self, index: u32) {
         self.key.clear();
+        self.cached_key = None;
         self.restart_index = index;
         self.next_restart = self.restart_after(index);
         // `current` is fixed up by parse_next_key; set the value so that
@@ -307,7 +339,25 @@ impl BlockIter {
         self.value = (offset, 0);
     }
 
+    /// Bytes held by the reusable buffers (`Block::iter_reusing`), for tests.
+    #[cfg(test)]
+    pub(crate) fn kept_capacity(&self) -> usize {
+        self.key.capacity()
+            + self.prev_keys.capacity()
+            + self.prev_entries.capacity() * std::mem::size_of::<ParsedEntry>()
+    }
+
+    /// The current key (see `cached_key`).
+    #[inline]
+    fn current_key(&self) -> &[u8] {
+        match self.cached_key {
+            Some((start, end)) => &self.prev_keys[start..end],
+            None => &self.key,
+        }
+    }
+
     /// Moves to the entry at `next_entry_offset()`. Returns false at the end or on damage.
+    /// `key` must hold the current key (not `cached_key`): the next one shares its prefix.
     fn parse_next_key(&mut self) -> bool {
         self.current = self.next_entry_offset();
         let restarts = self.block.restarts;
@@ -373,6 +423,7 @@ impl InternalIterator for BlockIter {
 
     fn seek_to_first(&mut self) {
         self.prev_entries.clear();
+        self.cached_key = None;
         if self.block.num_restarts == 0 {
             self.current = self.block.restarts;
             return;
@@ -383,6 +434,7 @@ impl InternalIterator for BlockIter {
 
     fn seek_to_last(&mut self) {
         self.prev_entries.clear();
+        self.cached_key = None;
         if self.block.num_restarts == 0 {
             self.current = self.block.restarts;
             return;
@@ -393,6 +445,7 @@ impl InternalIterator for BlockIter {
 
     fn seek(&mut self, target: &[u8]) {
         self.prev_entries.clear();
+        self.cached_key = None;
         if self.block.num_restarts == 0 {
             self.current = self.block.restarts;
             return;
@@ -450,6 +503,11 @@ impl InternalIterator for BlockIter {
 
     fn next(&mut self) {
         debug_assert!(self.valid());
+        if let Some((start, end)) = self.cached_key.take() {
+            // The next key shares its prefix with this one: make it whole in `key` first.
+            self.key.clear();
+            self.key.extend_from_slice(&self.prev_keys[start..end]);
+        }
         self.prev_entries.clear();
         self.parse_next_key();
     }
@@ -457,14 +515,15 @@ impl InternalIterator for BlockIter {
     fn prev(&mut self) {
         debug_assert!(self.valid());
         if let Some(e) = self.prev_entries.pop() {
+            // The entry's key stays where the interval's parse left it (no copy); the keys of
+            // the entries popped before it, after it in `prev_keys`, are no longer needed.
             let key_start = self.prev_entries.last().map_or(0, |p| p.key_end);
             self.current = e.offset;
-            self.key.clear();
-            self.key
-                .extend_from_slice(&self.prev_keys[key_start..e.key_end]);
+            self.cached_key = Some((key_start, e.key_end));
             self.value = e.value;
             return;
         }
+        self.cached_key = None;
         let original = self.current;
         while self.block.restart_point(self.restart_index) >= original {
             if self.restart_index == 0 {
@@ -479,7 +538,7 @@ impl InternalIterator for BlockIter {
     }
 
     fn key(&self) -> &[u8] {
-        &self.key
+        self.current_key()
     }
 
     fn value(&self) -> &[u8] {

@@ -635,7 +635,11 @@ impl BlockOpener {
 
 impl InnerOpener for BlockOpener {
     type Inner = AnnotatedBlockIter;
-    fn open(&mut self, index_value: &[u8]) -> Result<AnnotatedBlockIter> {
+    fn open(
+        &mut self,
+        index_value: &[u8],
+        recycled: Option<AnnotatedBlockIter>,
+    ) -> Result<AnnotatedBlockIter> {
         let (handle, _) = BlockHandle::decode(index_value).ok_or_else(|| {
             Error::corruption("bad block handle in index block").in_file(self.table.name.clone())
         })?;
@@ -721,7 +725,7 @@ impl InnerOpener for BlockOpener {
                 .prefetch_mapped(end, handle.size + BLOCK_TRAILER_SIZE as u64);
         }
         Ok(AnnotatedBlockIter {
-            inner: block.iter(),
+            inner: block.iter_reusing(recycled.map(|r| r.inner)),
             table: self.table.clone(),
             handle,
             data: true,

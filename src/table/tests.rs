@@ -128,6 +128,77 @@ fn blocks_round_trip_at_every_restart_interval() {
     }
 }
 
+/// An iterator reused for the next block (`Block::iter_reusing`, as a scan moving from block
+/// to block does) reads that block exactly, whatever state it was left in: mid-way back
+/// through a restart interval (its key named in the interval's parse, not copied), at the end,
+/// or after damage. Buffers grown by huge keys are not kept.
+#[test]
+fn a_reused_block_iterator_reads_its_next_block_exactly() {
+    let mut rng = Random::new(23);
+    let a_entries = model(500, 1);
+    let b_entries = model(300, 2);
+    let a = Arc::new(Block::new(block_of(&a_entries, 16)).unwrap());
+    let b = Arc::new(Block::new(block_of(&b_entries, 16)).unwrap());
+    for left_back in [0, 1, 5, 15, 40] {
+        let mut it = a.iter();
+        it.seek_to_last();
+        for _ in 0..left_back {
+            it.prev();
+        }
+        let at = a_entries.len() - 1 - left_back;
+        assert_eq!(it.key(), &a_entries[at].0[..]);
+        assert_eq!(it.value(), &a_entries[at].1[..]);
+        // One step forward out of the interval's parse rebuilds the next key from this one.
+        if left_back > 0 {
+            it.next();
+            assert_eq!(it.key(), &a_entries[at + 1].0[..]);
+            it.prev();
+            it.prev();
+            assert_eq!(it.key(), &a_entries[at - 1].0[..]);
+        }
+        let mut reused = b.iter_reusing(Some(it));
+        assert!(!reused.valid());
+        check_iterator(&mut reused, &b_entries, &mut rng);
+        // And back again, from wherever the walk left it.
+        let mut again = a.iter_reusing(Some(reused));
+        check_iterator(&mut again, &a_entries, &mut rng);
+    }
+    // From a damaged block: its error stays behind.
+    let mut damaged = block_of(&a_entries, 16);
+    damaged[0] = 5; // the first entry shares 5 bytes with no key before it
+    let damaged = Arc::new(Block::new(damaged).unwrap());
+    let mut it = damaged.iter();
+    it.seek_to_first();
+    while it.valid() {
+        it.next();
+    }
+    assert!(it.status().is_err());
+    let mut reused = b.iter_reusing(Some(it));
+    check_iterator(&mut reused, &b_entries, &mut rng);
+    // Huge keys: walking back through them grows the buffers past what is kept.
+    let huge: Vec<(Vec<u8>, Vec<u8>)> = (0..8u64)
+        .map(|i| {
+            let user = format!("{i:02}").repeat(20_000).into_bytes();
+            (
+                make_internal_key(&user, i + 1, ValueType::Value),
+                vec![7u8; 3],
+            )
+        })
+        .collect();
+    let h = Arc::new(Block::new(block_of(&huge, 16)).unwrap());
+    let mut it = h.iter();
+    check_iterator(&mut it, &huge, &mut rng);
+    it.seek_to_last();
+    it.prev();
+    assert!(it.kept_capacity() > 4 * 40_000);
+    let reused = b.iter_reusing(Some(it));
+    assert!(
+        reused.kept_capacity() < 64 * 1024,
+        "{}",
+        reused.kept_capacity()
+    );
+}
+
 /// An index block as a table writer makes one: separators of db_bench's 16-digit keys, then
 /// the last key's short successor (`1`), one entry per restart point. Seeks through restart
 /// prefixes land where the model says, for every key and the ones between.

@@ -12,7 +12,9 @@ use crate::iterator::InternalIterator;
 /// Opens the inner iterator for an index value.
 pub trait InnerOpener: Send {
     type Inner: InternalIterator;
-    fn open(&mut self, index_value: &[u8]) -> Result<Self::Inner>;
+    /// Opens the inner iterator `index_value` names; `recycled` is the one it replaces (done
+    /// with), whose buffers it may keep.
+    fn open(&mut self, index_value: &[u8], recycled: Option<Self::Inner>) -> Result<Self::Inner>;
 }
 
 pub struct TwoLevelIterator<I: InternalIterator, O: InnerOpener> {
@@ -52,7 +54,7 @@ impl<I: InternalIterator, O: InnerOpener> TwoLevelIterator<I, O> {
         if self.inner.is_some() && handle == &self.inner_handle[..] {
             return;
         }
-        match self.opener.open(handle) {
+        match self.opener.open(handle, self.inner.take()) {
             Ok(it) => {
                 self.inner_handle.clear();
                 self.inner_handle.extend_from_slice(self.index.value());

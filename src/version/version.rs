@@ -447,7 +447,7 @@ pub struct TableOpener {
 
 impl InnerOpener for TableOpener {
     type Inner = TableIterator;
-    fn open(&mut self, index_value: &[u8]) -> Result<TableIterator> {
+    fn open(&mut self, index_value: &[u8], _: Option<TableIterator>) -> Result<TableIterator> {
         let mut b = [0u8; 8];
         b.copy_from_slice(&index_value[..8]);
         let i = u64::from_le_bytes(b) as usize;

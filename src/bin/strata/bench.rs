@@ -36,6 +36,9 @@ struct Flags {
     max_file_size: Option<u64>,
     /// `--compression_threads=N`: Strata's block-compression workers (default: the cores).
     compression_threads: Option<usize>,
+    /// `--readahead_threads=N`: Strata's scan readahead decoders (default: the cores, at most
+    /// 8; 0: the reading thread decodes every block itself).
+    readahead_threads: Option<usize>,
     /// `--copy_stored_blocks=0`: compactions rebuild every block (`Options::copy_stored_blocks`).
     copy_stored_blocks: bool,
     /// `--verify_checksum=0` (RocksDB's db_bench flag): reads skip the blocks' CRC-32C
@@ -121,6 +124,7 @@ fn parse(raw: &[String]) -> Result<Flags, CliError> {
         "write_buffer_size",
         "max_file_size",
         "compression_threads",
+        "readahead_threads",
         "copy_stored_blocks",
         "verify_checksum",
         "db",
@@ -184,6 +188,7 @@ fn parse(raw: &[String]) -> Result<Flags, CliError> {
             .filter(|&v| v > 0)
             .map(|v| v as u64),
         compression_threads: args.number("compression_threads")?.map(|n| n as usize),
+        readahead_threads: args.number("readahead_threads")?.map(|n| n as usize),
         copy_stored_blocks: !matches!(args.value("copy_stored_blocks"), Some("0") | Some("false")),
         verify_checksum: !matches!(args.value("verify_checksum"), Some("0") | Some("false")),
         db: args
@@ -216,6 +221,9 @@ impl Flags {
         }
         if let Some(n) = self.compression_threads {
             o.compression_threads = n;
+        }
+        if let Some(n) = self.readahead_threads {
+            o.readahead_threads = n;
         }
         o.copy_stored_blocks = self.copy_stored_blocks;
         if bulk {
