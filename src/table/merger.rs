@@ -65,6 +65,9 @@ const INLINE_KEY: usize = 40;
 /// and the heap's comparisons read keys laid side by side.
 #[derive(Clone)]
 struct KeyCopy {
+    /// The user key's first 16 bytes, big-endian, zero-padded (`user_key_prefix`): most
+    /// comparisons end here, in one integer comparison (see `comes_first`).
+    prefix: u128,
     len: usize,
     inline: [u8; INLINE_KEY],
     /// A key longer than `INLINE_KEY` (its capacity kept for the next one).
@@ -73,6 +76,7 @@ struct KeyCopy {
 
 impl KeyCopy {
     const EMPTY: KeyCopy = KeyCopy {
+        prefix: 0,
         len: 0,
         inline: [0; INLINE_KEY],
         spilled: Vec::new(),
@@ -80,6 +84,7 @@ impl KeyCopy {
 
     #[inline(always)]
     fn set(&mut self, key: &[u8]) {
+        self.prefix = user_key_prefix(key);
         self.len = key.len();
         match self.inline.get_mut(..key.len()) {
             Some(inline) => inline.copy_from_slice(key),
@@ -99,11 +104,33 @@ impl KeyCopy {
     }
 }
 
+/// The first 16 bytes of an internal key's user key as a big-endian integer, zero-padded.
+/// Where two prefixes differ they order the user keys as `compare_internal_keys` does: at the
+/// first differing byte either both keys have a byte there, or the shorter key ended (its
+/// padding 0 against the other's byte, and a key ordering before any key it is a prefix of).
+/// Equal prefixes decide nothing (the keys may differ later, in length or in their trailers).
+#[inline(always)]
+fn user_key_prefix(ikey: &[u8]) -> u128 {
+    let user = extract_user_key(ikey);
+    match user.first_chunk::<16>() {
+        Some(first) => u128::from_be_bytes(*first),
+        None => {
+            let mut padded = [0u8; 16];
+            padded[..user.len()].copy_from_slice(user);
+            u128::from_be_bytes(padded)
+        }
+    }
+}
+
 /// Whether child `a` comes before child `b` in `direction`: by key, then by child index
 /// (forward: lower index first; reverse: higher index first).
 #[inline(always)]
 fn comes_first(keys: &[KeyCopy], direction: Direction, a: usize, b: usize) -> bool {
-    let o = compare_internal_keys(keys[a].get(), keys[b].get());
+    let (ka, kb) = (&keys[a], &keys[b]);
+    if ka.prefix != kb.prefix {
+        return (ka.prefix < kb.prefix) == (direction == Direction::Forward);
+    }
+    let o = compare_internal_keys(ka.get(), kb.get());
     match direction {
         Direction::Forward => o == Ordering::Less || (o == Ordering::Equal && a < b),
         Direction::Reverse => o == Ordering::Greater || (o == Ordering::Equal && a > b),
@@ -533,6 +560,40 @@ mod tests {
         let mut all: Vec<(Vec<u8>, Vec<u8>)> = children.iter().flatten().cloned().collect();
         all.sort_by(|a, b| compare_internal_keys(&a.0, &b.0).then(a.1.cmp(&b.1)));
         all
+    }
+
+    /// Where two user-key prefixes differ they order the keys exactly as the full comparison
+    /// does: keys of 0 to 20 bytes over {0, 1, 0xff} (prefixes of each other, zero bytes that
+    /// look like padding, differences past byte 16), every pair.
+    #[test]
+    fn user_key_prefixes_order_keys_as_the_full_comparison() {
+        let mut rng = Random::new(7);
+        let keys: Vec<Vec<u8>> = (0..400)
+            .map(|_| {
+                let len = rng.uniform(21) as usize;
+                let user: Vec<u8> = (0..len)
+                    .map(|_| [0u8, 1, 0xff][rng.uniform(3) as usize])
+                    .collect();
+                let mut k = Vec::new();
+                append_internal_key(&mut k, &user, rng.uniform(4) as u64, ValueType::Value);
+                k
+            })
+            .collect();
+        let (mut decided, mut ties) = (0, 0);
+        for a in &keys {
+            for b in &keys {
+                let (pa, pb) = (user_key_prefix(a), user_key_prefix(b));
+                if pa == pb {
+                    ties += 1;
+                    continue;
+                }
+                decided += 1;
+                let want = compare_internal_keys(a, b);
+                assert_eq!(pa.cmp(&pb), want, "{a:?} {b:?}");
+            }
+        }
+        // Both paths taken: most pairs decided by the prefix, some left to the full compare.
+        assert!(decided > 100_000 && ties > 1_000, "{decided} {ties}");
     }
 
     #[test]
