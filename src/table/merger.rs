@@ -67,7 +67,9 @@ const INLINE_KEY: usize = 40;
 struct KeyCopy {
     /// The user key's first 16 bytes, big-endian, zero-padded (`user_key_prefix`): most
     /// comparisons end here, in one integer comparison (see `comes_first`).
-    prefix: u128,
+    /// Two words, not one `u128`: each is stored and loaded whole (a 16-byte load of a key
+    /// just stored as two 8-byte halves waits for the stores, every step).
+    prefix: (u64, u64),
     len: usize,
     inline: [u8; INLINE_KEY],
     /// A key longer than `INLINE_KEY` (its capacity kept for the next one).
@@ -76,7 +78,7 @@ struct KeyCopy {
 
 impl KeyCopy {
     const EMPTY: KeyCopy = KeyCopy {
-        prefix: 0,
+        prefix: (0, 0),
         len: 0,
         inline: [0; INLINE_KEY],
         spilled: Vec::new(),
@@ -110,14 +112,15 @@ impl KeyCopy {
 /// padding 0 against the other's byte, and a key ordering before any key it is a prefix of).
 /// Equal prefixes decide nothing (the keys may differ later, in length or in their trailers).
 #[inline(always)]
-fn user_key_prefix(ikey: &[u8]) -> u128 {
+fn user_key_prefix(ikey: &[u8]) -> (u64, u64) {
     let user = extract_user_key(ikey);
+    let word = |b: &[u8]| u64::from_be_bytes(b.try_into().expect("8 bytes"));
     match user.first_chunk::<16>() {
-        Some(first) => u128::from_be_bytes(*first),
+        Some(first) => (word(&first[..8]), word(&first[8..])),
         None => {
             let mut padded = [0u8; 16];
             padded[..user.len()].copy_from_slice(user);
-            u128::from_be_bytes(padded)
+            (word(&padded[..8]), word(&padded[8..]))
         }
     }
 }
