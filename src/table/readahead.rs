@@ -630,8 +630,26 @@ impl Readahead {
             }
         };
         self.top_up(handles.len());
+        self.prefetch_following(pos);
         self.pool.shared.stats.delivered.fetch_add(1, Relaxed);
         Some(block)
+    }
+
+    /// Asks the CPU for the bytes of the block the cursor reads after block `pos`, when its
+    /// run is here decoded: a worker decoded it on another core, so each of its cache lines
+    /// would otherwise be a miss at the step that first reads it, one after another; asked
+    /// now, they arrive while the cursor reads block `pos`.
+    fn prefetch_following(&self, pos: usize) {
+        let following = if self.backward {
+            pos.checked_sub(1)
+        } else {
+            Some(pos + 1)
+        };
+        if let (Some(f), Some((first, blocks))) = (following, &self.current) {
+            if let Some(Some(Ok(block))) = f.checked_sub(*first).and_then(|i| blocks.get(i)) {
+                block.prefetch();
+            }
+        }
     }
 
     /// Block `pos` from the current run or the next scheduled one, if it is there.
