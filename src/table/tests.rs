@@ -898,6 +898,49 @@ fn readahead_iterators_dropped_midway_leave_the_pool_usable() {
     assert_eq!(n, entries.len());
 }
 
+/// Readahead workers run under `SCHED_BATCH` (their wake-ups never preempt the reader on its
+/// core): every worker thread of the process, this test's among them, says so in
+/// `/proc/self/task/*/stat` (field 41, the policy; 3 is `SCHED_BATCH`).
+#[cfg(target_os = "linux")]
+#[test]
+fn readahead_workers_never_preempt_on_wake_up() {
+    let entries = model(3000, 9);
+    let (s, size) = build_table(&entries, CompressionType::ZlibRaw, 256);
+    let pool = ReadaheadPool::new(2).unwrap();
+    let table = open_table_as(&s, "t.ldb", size, Some(pool.clone()));
+    let mut it = table.iter(readahead_options());
+    it.seek_to_first();
+    let mut n = 0;
+    while it.valid() {
+        n += 1;
+        it.next();
+    }
+    it.status().unwrap();
+    assert_eq!(n, entries.len());
+    assert!(pool.stats().runs_scheduled > 0);
+    let mut workers = 0;
+    for task in std::fs::read_dir("/proc/self/task").unwrap() {
+        let dir = task.unwrap().path();
+        // A thread that ended meanwhile has no files left: skip it.
+        let (Ok(comm), Ok(stat)) = (
+            std::fs::read_to_string(dir.join("comm")),
+            std::fs::read_to_string(dir.join("stat")),
+        ) else {
+            continue;
+        };
+        if comm.trim_end() != "strata-readahea" {
+            continue;
+        }
+        // Fields after the command's closing parenthesis start at field 3.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        let policy: u32 = rest.split(' ').nth(41 - 3).unwrap().parse().unwrap();
+        assert_eq!(policy, 3, "{dir:?}: {stat}");
+        workers += 1;
+    }
+    assert!(workers >= 1, "no readahead worker found");
+    drop(it);
+}
+
 /// A memory-mapped table lends its uncompressed data blocks (no copy, never cached) and
 /// decompresses the others out of the map; every read answers as with `pread`. A lent block
 /// outlives its table, its file handle and the file's name; damage in a lent block is
