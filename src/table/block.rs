@@ -4,6 +4,12 @@
 //!
 //! Blocks come from disk and may be damaged: every offset and length is checked, and a bad
 //! entry makes the iterator invalid with a `Corruption` status instead of panicking.
+//!
+//! A `BlockIter` rebuilds each key from the one before it (prefix compression), so its `key`
+//! buffer always holds the current key, except after a step back inside a restart interval:
+//! the key is then the range of the interval's parse that `key_in_prev_keys` names, and `key`
+//! is made whole again before any step that shares its prefix. Its buffers pass from one
+//! block's iterator to the next (`Block::iter_reusing`), each kept up to `MAX_KEPT_BYTES`.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -167,16 +173,18 @@ impl Block {
         decode_fixed32(&self.data.bytes()[self.restarts + 4 * i as usize..]) as usize
     }
 
-    /// An iterator over the block, ordered by the internal key comparator.
-    /// Asks the CPU for every cache line of the block (`util::prefetch`: a hint, nothing
-    /// observable changes).
+    /// Asks the CPU for the block's cache lines, its first `MAX_PREFETCH_BYTES` (`util::
+    /// prefetch`: a hint, nothing observable changes). A 4 KiB block is asked whole; a
+    /// Bedrock world's large blocks only as far as the next steps read, not so far that the
+    /// hints push out the block being read.
     pub fn prefetch(&self) {
         let bytes = self.data.bytes();
-        for at in (0..bytes.len()).step_by(64) {
+        for at in (0..bytes.len().min(MAX_PREFETCH_BYTES)).step_by(64) {
             crate::util::prefetch::prefetch(bytes, at);
         }
     }
 
+    /// An iterator over the block, ordered by the internal key comparator.
     pub fn iter(self: &Arc<Self>) -> BlockIter {
         self.iter_reusing(None)
     }
@@ -190,9 +198,13 @@ impl Block {
             Some(old) => (old.key, old.prev_entries, old.prev_keys),
             None => Default::default(),
         };
-        // A block of huge keys must not pin its buffers for the rest of the scan.
+        // A block of huge keys, or of long restart intervals of tiny entries, must not pin
+        // its buffers for the rest of the scan.
         if prev_keys.capacity() > MAX_KEPT_BYTES {
             prev_keys = Vec::new();
+        }
+        if prev_entries.capacity() * std::mem::size_of::<ParsedEntry>() > MAX_KEPT_BYTES {
+            prev_entries = Vec::new();
         }
         if key.capacity() > MAX_KEPT_BYTES {
             key = Vec::new();
@@ -206,7 +218,7 @@ impl Block {
             restart_index: self.num_restarts,
             next_restart: usize::MAX,
             key,
-            cached_key: None,
+            key_in_prev_keys: None,
             value: (0, 0),
             error: None,
             prev_entries,
@@ -215,8 +227,11 @@ impl Block {
     }
 }
 
-/// Bytes of key buffers a reused iterator keeps (`Block::iter_reusing`).
+/// Bytes of each buffer a reused iterator keeps (`Block::iter_reusing`).
 const MAX_KEPT_BYTES: usize = 64 * 1024;
+
+/// Bytes of a block `Block::prefetch` asks for: two db_bench blocks' worth.
+const MAX_PREFETCH_BYTES: usize = 8 * 1024;
 
 /// One entry of the restart interval a backward step parsed: where it starts, its full key
 /// (a range of `prev_keys`) and its value.
@@ -269,11 +284,11 @@ pub struct BlockIter {
     /// Offset of restart point `restart_index + 1` (`usize::MAX` past the last), so a step
     /// forward compares offsets instead of decoding the restart array each entry.
     next_restart: usize,
-    /// The current key, rebuilt entry by entry (unless `cached_key` names it).
+    /// The current key, rebuilt entry by entry (unless `key_in_prev_keys` names it).
     key: Vec<u8>,
-    /// After a step back within a restart interval: the current key is this range of
-    /// `prev_keys` (already whole there), not copied into `key`, which then holds a stale key.
-    cached_key: Option<(usize, usize)>,
+    /// After a step back within a restart interval: the current key is `prev_keys[start..end]`
+    /// (already whole there; `(start, end)`), not copied into `key`, which is then stale.
+    key_in_prev_keys: Option<(usize, usize)>,
     /// (offset, length) of the current value.
     value: (usize, usize),
     error: Option<Error>,
@@ -321,7 +336,7 @@ impl BlockIter {
         self.restart_index = self.block.num_restarts;
         self.next_restart = usize::MAX;
         self.key.clear();
-        self.cached_key = None;
+        self.key_in_prev_keys = None;
         self.value = (0, 0);
         if self.error.is_none() {
             self.error = Some(Error::corruption(format!("bad entry in block: {what}")));
@@ -339,7 +354,7 @@ impl BlockIter {
 
     fn seek_to_restart_point(&mut self, index: u32) {
         self.key.clear();
-        self.cached_key = None;
+        self.key_in_prev_keys = None;
         self.restart_index = index;
         self.next_restart = self.restart_after(index);
         // `current` is fixed up by parse_next_key; set the value so that
@@ -356,17 +371,17 @@ impl BlockIter {
             + self.prev_entries.capacity() * std::mem::size_of::<ParsedEntry>()
     }
 
-    /// The current key (see `cached_key`).
+    /// The current key (see `key_in_prev_keys`).
     #[inline]
     fn current_key(&self) -> &[u8] {
-        match self.cached_key {
+        match self.key_in_prev_keys {
             Some((start, end)) => &self.prev_keys[start..end],
             None => &self.key,
         }
     }
 
     /// Moves to the entry at `next_entry_offset()`. Returns false at the end or on damage.
-    /// `key` must hold the current key (not `cached_key`): the next one shares its prefix.
+    /// `key` must hold the current key (not `key_in_prev_keys`): the next one shares its prefix.
     fn parse_next_key(&mut self) -> bool {
         self.current = self.next_entry_offset();
         let restarts = self.block.restarts;
@@ -432,7 +447,7 @@ impl InternalIterator for BlockIter {
 
     fn seek_to_first(&mut self) {
         self.prev_entries.clear();
-        self.cached_key = None;
+        self.key_in_prev_keys = None;
         if self.block.num_restarts == 0 {
             self.current = self.block.restarts;
             return;
@@ -443,7 +458,7 @@ impl InternalIterator for BlockIter {
 
     fn seek_to_last(&mut self) {
         self.prev_entries.clear();
-        self.cached_key = None;
+        self.key_in_prev_keys = None;
         if self.block.num_restarts == 0 {
             self.current = self.block.restarts;
             return;
@@ -454,7 +469,7 @@ impl InternalIterator for BlockIter {
 
     fn seek(&mut self, target: &[u8]) {
         self.prev_entries.clear();
-        self.cached_key = None;
+        self.key_in_prev_keys = None;
         if self.block.num_restarts == 0 {
             self.current = self.block.restarts;
             return;
@@ -512,7 +527,7 @@ impl InternalIterator for BlockIter {
 
     fn next(&mut self) {
         debug_assert!(self.valid());
-        if let Some((start, end)) = self.cached_key.take() {
+        if let Some((start, end)) = self.key_in_prev_keys.take() {
             // The next key shares its prefix with this one: make it whole in `key` first.
             self.key.clear();
             self.key.extend_from_slice(&self.prev_keys[start..end]);
@@ -528,11 +543,16 @@ impl InternalIterator for BlockIter {
             // the entries popped before it, after it in `prev_keys`, are no longer needed.
             let key_start = self.prev_entries.last().map_or(0, |p| p.key_end);
             self.current = e.offset;
-            self.cached_key = Some((key_start, e.key_end));
+            self.key_in_prev_keys = Some((key_start, e.key_end));
             self.value = e.value;
             return;
         }
-        self.cached_key = None;
+        // Leaving the interval: `key` becomes the current key again (an interval's parse
+        // below rebuilds it; stepping off the block's first entry leaves it consistent).
+        if let Some((start, end)) = self.key_in_prev_keys.take() {
+            self.key.clear();
+            self.key.extend_from_slice(&self.prev_keys[start..end]);
+        }
         let original = self.current;
         while self.block.restart_point(self.restart_index) >= original {
             if self.restart_index == 0 {

@@ -11,7 +11,9 @@
 //! runner-up is remembered while heap positions 1 and 2 stay put). The heap is rebuilt on seeks and
 //! direction changes. Equal keys come in child order forward, reverse child order backward.
 //! The heap compares copies of its children's keys (`keys`), taken as each child moves: a
-//! child's own key lies behind its level and table iterators.
+//! child's own key lies behind its level and table iterators. Each copy carries its user
+//! key's first 16 bytes as two big-endian words (`user_key_prefix`); a comparison whose
+//! prefixes differ ends there, with the order the full comparison would give.
 //!
 //! A seek skips the children that rule the target's user key out (`may_hold`: a memtable's
 //! filter) when another child holds that user key: the merged position is then an entry of
@@ -565,13 +567,14 @@ mod tests {
         all
     }
 
-    /// Where two user-key prefixes differ they order the keys exactly as the full comparison
-    /// does: keys of 0 to 20 bytes over {0, 1, 0xff} (prefixes of each other, zero bytes that
-    /// look like padding, differences past byte 16), every pair.
+    /// `comes_first` (prefix first) orders every pair of children exactly as the full
+    /// comparison with the child-index tiebreak does, both ways: user keys of 0 to 20 bytes
+    /// over {0, 1, 0xff} (prefixes of each other, zero bytes that look like padding), long keys
+    /// sharing their first 16 bytes and differing after them, raw keys shorter than a trailer.
     #[test]
     fn user_key_prefixes_order_keys_as_the_full_comparison() {
         let mut rng = Random::new(7);
-        let keys: Vec<Vec<u8>> = (0..400)
+        let mut raw: Vec<Vec<u8>> = (0..300)
             .map(|_| {
                 let len = rng.uniform(21) as usize;
                 let user: Vec<u8> = (0..len)
@@ -582,20 +585,43 @@ mod tests {
                 k
             })
             .collect();
+        for i in 0..40u8 {
+            let mut user = b"sixteen-byte-pfx".to_vec();
+            user.extend_from_slice(&[i % 3, i % 7]);
+            user.truncate(16 + (i % 3) as usize);
+            let mut k = Vec::new();
+            append_internal_key(&mut k, &user, (i % 4) as u64, ValueType::Value);
+            raw.push(k);
+        }
+        raw.extend([vec![], vec![1], vec![1, 2, 3], vec![0xff; 7]]);
+        let mut keys = vec![KeyCopy::EMPTY; raw.len()];
+        for (copy, k) in keys.iter_mut().zip(&raw) {
+            copy.set(k);
+        }
         let (mut decided, mut ties) = (0, 0);
-        for a in &keys {
-            for b in &keys {
-                let (pa, pb) = (user_key_prefix(a), user_key_prefix(b));
-                if pa == pb {
-                    ties += 1;
-                    continue;
+        for a in 0..raw.len() {
+            for b in 0..raw.len() {
+                let o = compare_internal_keys(&raw[a], &raw[b]);
+                let forward = o == Ordering::Less || (o == Ordering::Equal && a < b);
+                let reverse = o == Ordering::Greater || (o == Ordering::Equal && a > b);
+                assert_eq!(comes_first(&keys, Direction::Forward, a, b), forward);
+                assert_eq!(comes_first(&keys, Direction::Reverse, a, b), reverse);
+                if keys[a].prefix == keys[b].prefix {
+                    ties += (raw[a] != raw[b]) as usize;
+                } else {
+                    decided += 1;
+                    assert_eq!(
+                        keys[a].prefix.cmp(&keys[b].prefix),
+                        o,
+                        "{:?} {:?}",
+                        raw[a],
+                        raw[b]
+                    );
                 }
-                decided += 1;
-                let want = compare_internal_keys(a, b);
-                assert_eq!(pa.cmp(&pb), want, "{a:?} {b:?}");
             }
         }
-        // Both paths taken: most pairs decided by the prefix, some left to the full compare.
+        // Both paths taken: most pairs decided by the prefix, many different keys left to
+        // the full comparison.
         assert!(decided > 100_000 && ties > 1_000, "{decided} {ties}");
     }
 

@@ -150,6 +150,8 @@ struct Counters {
     cancelled: AtomicU64,
     delivered: AtomicU64,
     adopted: AtomicU64,
+    /// Worker threads running under `SCHED_BATCH` (`batch_policy`).
+    batched: AtomicU64,
 }
 
 /// What a pool has done since it was created (for benchmarks and tests).
@@ -324,6 +326,13 @@ impl ReadaheadPool {
         self.threads
     }
 
+    /// Worker threads started so far, and how many of them run under `SCHED_BATCH`.
+    #[cfg(test)]
+    pub(crate) fn workers_batched(&self) -> (usize, u64) {
+        let started = lock(&self.shared.queue).started;
+        (started, self.shared.stats.batched.load(Relaxed))
+    }
+
     pub fn stats(&self) -> ReadaheadStats {
         let c = &self.shared.stats;
         ReadaheadStats {
@@ -379,7 +388,9 @@ impl Drop for ReadaheadPool {
 }
 
 fn worker(shared: Arc<Shared>) {
-    batch_policy();
+    if batch_policy() {
+        shared.stats.batched.fetch_add(1, Relaxed);
+    }
     loop {
         let run = {
             let mut q = lock(&shared.queue);
@@ -404,17 +415,23 @@ fn worker(shared: Arc<Shared>) {
 /// readseq had the reader switched out 412 times in 0.24 s right after the wake-up's futex
 /// call, the worker then decoding a run the reader could have decoded itself (work stealing)
 /// without the switches. With it: no such switch, readseq medians 0.348 -> 0.320 us an entry
-/// in interleaved rounds. Elsewhere (and if the call fails) workers keep the default policy.
-fn batch_policy() {
-    #[cfg(target_os = "linux")]
+/// in interleaved rounds. Elsewhere (and if the call fails: a sandbox may refuse it) workers
+/// keep the default policy. True when the thread now runs under `SCHED_BATCH`, as the kernel
+/// reports it back.
+fn batch_policy() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         let param = libc::sched_param { sched_priority: 0 };
-        // SAFETY: sched_setscheduler reads `param` only; pid 0 is the calling thread.
+        // SAFETY: both calls act on the calling thread (pid 0); sched_setscheduler only reads
+        // `param`.
         #[allow(unsafe_code)]
         unsafe {
             libc::sched_setscheduler(0, libc::SCHED_BATCH, &param);
+            libc::sched_getscheduler(0) == libc::SCHED_BATCH
         }
     }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    false
 }
 
 /// What a run has to do: blocks `first..first + count` of `table`'s data blocks.
