@@ -547,18 +547,17 @@ impl InternalIterator for BlockIter {
             self.value = e.value;
             return;
         }
-        // Leaving the interval: `key` becomes the current key again (an interval's parse
-        // below rebuilds it; stepping off the block's first entry leaves it consistent).
-        if let Some((start, end)) = self.key_in_prev_keys.take() {
-            self.key.clear();
-            self.key.extend_from_slice(&self.prev_keys[start..end]);
-        }
         let original = self.current;
         while self.block.restart_point(self.restart_index) >= original {
             if self.restart_index == 0 {
+                // Off the block's first entry: invalid, with no key and nothing after it (a
+                // stray `next` stays at the end). An interval's parse below resets the key.
                 self.current = self.block.restarts;
                 self.restart_index = self.block.num_restarts;
                 self.next_restart = usize::MAX;
+                self.key_in_prev_keys = None;
+                self.key.clear();
+                self.value = (self.block.restarts, 0);
                 return;
             }
             self.restart_index -= 1;

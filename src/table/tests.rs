@@ -7,7 +7,7 @@ use super::block::Block;
 use super::block_builder::BlockBuilder;
 use super::compress_pool::CompressionPool;
 use super::readahead::ReadaheadPool;
-use super::table::{TableIterator, TableSettings};
+use super::table::TableSettings;
 use super::table_builder::{TableBuilder, TableBuilderOptions};
 use super::Table;
 use crate::cache::Cache;
@@ -97,6 +97,22 @@ fn check_iterator(it: &mut dyn InternalIterator, entries: &[(Vec<u8>, Vec<u8>)],
             }
         }
     }
+}
+
+/// Steps `it` from where it stands to the end (`forward`) or the start, and returns how many
+/// entries it passed; its status must be clean.
+fn walk(it: &mut dyn InternalIterator, forward: bool) -> usize {
+    let mut n = 0;
+    while it.valid() {
+        n += 1;
+        if forward {
+            it.next()
+        } else {
+            it.prev()
+        }
+    }
+    it.status().unwrap();
+    n
 }
 
 /// A block of `entries` with restarts every `interval` entries.
@@ -472,19 +488,6 @@ fn auto_readahead_starts_on_a_forward_run_of_decoded_blocks_only() {
     let blocks = table.data_handles().unwrap().len() as u64;
     assert!(blocks > 50, "{blocks} blocks");
     let stats = || pool.as_ref().unwrap().stats();
-    let count = |it: &mut TableIterator, forward: bool| {
-        let mut n = 0;
-        while it.valid() {
-            n += 1;
-            if forward {
-                it.next()
-            } else {
-                it.prev()
-            }
-        }
-        it.status().unwrap();
-        n
-    };
     // The default options but the cache, so that every block read is decoded.
     let uncached = ReadOptions {
         fill_cache: false,
@@ -495,7 +498,7 @@ fn auto_readahead_starts_on_a_forward_run_of_decoded_blocks_only() {
     let before = stats();
     let mut it = table.iter(uncached.clone());
     it.seek_to_first();
-    assert_eq!(count(&mut it, true), entries.len());
+    assert_eq!(walk(&mut it, true), entries.len());
     drop(it);
     let after = stats();
     assert_eq!(
@@ -553,10 +556,10 @@ fn auto_readahead_starts_on_a_forward_run_of_decoded_blocks_only() {
     };
     let mut it = table.iter(off.clone());
     it.seek_to_first();
-    assert_eq!(count(&mut it, true), entries.len());
+    assert_eq!(walk(&mut it, true), entries.len());
     let mut it = table.iter(off);
     it.seek_to_last();
-    assert_eq!(count(&mut it, false), entries.len());
+    assert_eq!(walk(&mut it, false), entries.len());
     assert_eq!(stats(), before);
 
     // A pass from a seek in the middle: readahead from its fourth block on, the model's
@@ -629,12 +632,12 @@ fn auto_readahead_starts_on_a_forward_run_of_decoded_blocks_only() {
     let cached = ReadOptions::default();
     let mut it = table.iter(cached.clone());
     it.seek_to_first();
-    assert_eq!(count(&mut it, true), entries.len());
+    assert_eq!(walk(&mut it, true), entries.len());
     drop(it);
     let before = stats();
     let mut it = table.iter(cached);
     it.seek_to_first();
-    assert_eq!(count(&mut it, true), entries.len());
+    assert_eq!(walk(&mut it, true), entries.len());
     drop(it);
     assert_eq!(
         stats().blocks_delivered - before.blocks_delivered,
@@ -889,13 +892,7 @@ fn readahead_iterators_dropped_midway_leave_the_pool_usable() {
     }
     let mut it = table.iter(readahead_options());
     it.seek_to_first();
-    let mut n = 0;
-    while it.valid() {
-        n += 1;
-        it.next();
-    }
-    it.status().unwrap();
-    assert_eq!(n, entries.len());
+    assert_eq!(walk(&mut it, true), entries.len());
 }
 
 /// Readahead workers run under `SCHED_BATCH` (their wake-ups never preempt the reader on its
@@ -911,13 +908,7 @@ fn readahead_workers_never_preempt_on_wake_up() {
     let table = open_table_as(&s, "t.ldb", size, Some(pool.clone()));
     let mut it = table.iter(readahead_options());
     it.seek_to_first();
-    let mut n = 0;
-    while it.valid() {
-        n += 1;
-        it.next();
-    }
-    it.status().unwrap();
-    assert_eq!(n, entries.len());
+    assert_eq!(walk(&mut it, true), entries.len());
     assert!(pool.stats().runs_scheduled > 0);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
