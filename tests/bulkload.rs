@@ -1,5 +1,7 @@
 //! Bulk-load switches (RocksDB's seed workload: WAL off, auto-compaction off, L0 triggers
 //! raised): the data is readable after a flush, survives reopen, and compacts afterwards.
+//! With automatic compactions off, level 0's triggers hold no write back (no compaction is
+//! coming to bring it down).
 
 use std::sync::Arc;
 
@@ -56,4 +58,45 @@ fn bulk_loaded_data_is_readable_and_compactable() {
     }
     assert_eq!(db.scan().unwrap(), stats);
     db.verify().unwrap();
+}
+
+/// Writes past level 0's slowdown and stop triggers with automatic compactions off (the
+/// triggers left at their defaults): none is slowed (the slowdown's 1 ms sleep was taken on
+/// every write once 8 files were in level 0) or stopped, and nothing is compacted.
+#[test]
+fn disabled_compactions_hold_no_write_back_at_level_0s_triggers() {
+    use strata::util::sync_point::{self, Latch};
+    let _exclusive = sync_point::exclusive();
+    let latch = Latch::new();
+    let l = latch.clone();
+    sync_point::set_callback("DbInner::make_room:slowdown", move || l.signal("slowdown"));
+    let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
+    let options = Options {
+        write_buffer_size: 16 * 1024,
+        disable_auto_compactions: true,
+        background_thread: true,
+        ..Options::google().create()
+    };
+    assert_eq!(
+        (
+            options.l0_slowdown_writes_trigger,
+            options.l0_stop_writes_trigger
+        ),
+        (8, 12)
+    );
+    let db = Db::open(storage, "db", options).unwrap();
+    let value = vec![b'v'; 1000];
+    // Keys in a scattered order, so that every flushed table overlaps the others and stays
+    // in level 0 (a table overlapping nothing is placed deeper).
+    for i in 0..400u32 {
+        let k = format!("{:08}", i * 7919 % 400);
+        db.put(&WriteOptions::default(), k.as_bytes(), &value)
+            .unwrap();
+    }
+    db.flush().unwrap();
+    let p = db.properties();
+    assert!(p.files_per_level[0] > 12, "past the stop trigger: {p:?}");
+    assert_eq!(p.compactions, 0);
+    assert_eq!(latch.count("slowdown"), 0, "a write was slowed");
+    assert_eq!(db.scan().unwrap().entries, 400);
 }

@@ -356,11 +356,15 @@ impl DbInner {
                 return (st, Err(e));
             }
             let l0 = st.versions.peek_current().num_files(0);
+            // With automatic compactions off no compaction is coming to wait for: neither
+            // trigger holds writes back (RocksDB's rule too).
             if allow_delay
                 && l0 >= self.options.l0_slowdown_writes_trigger
                 && self.options.background_thread
+                && !self.options.disable_auto_compactions
             {
                 // Give the compaction thread a moment rather than stall for seconds later.
+                signal_point("DbInner::make_room:slowdown");
                 drop(st);
                 let _demand = self.compression_pool.as_ref().map(|p| p.demand());
                 std::thread::sleep(std::time::Duration::from_millis(1));

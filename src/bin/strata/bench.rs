@@ -41,6 +41,9 @@ struct Flags {
     readahead_threads: Option<usize>,
     /// `--copy_stored_blocks=0`: compactions rebuild every block (`Options::copy_stored_blocks`).
     copy_stored_blocks: bool,
+    /// `--disable_auto_compactions=1` (RocksDB's db_bench flag): no compaction runs unless asked
+    /// (`compact`), so a read benchmark on an existing database measures the reads alone.
+    disable_auto_compactions: bool,
     /// `--verify_checksum=0` (RocksDB's db_bench flag): reads skip the blocks' CRC-32C
     /// (`ReadOptions::verify_checksums`; LevelDB's db_bench reads with it off, its default).
     verify_checksum: bool,
@@ -126,6 +129,7 @@ fn parse(raw: &[String]) -> Result<Flags, CliError> {
         "compression_threads",
         "readahead_threads",
         "copy_stored_blocks",
+        "disable_auto_compactions",
         "verify_checksum",
         "db",
         "use_existing_db",
@@ -190,6 +194,10 @@ fn parse(raw: &[String]) -> Result<Flags, CliError> {
         compression_threads: args.number("compression_threads")?.map(|n| n as usize),
         readahead_threads: args.number("readahead_threads")?.map(|n| n as usize),
         copy_stored_blocks: !matches!(args.value("copy_stored_blocks"), Some("0") | Some("false")),
+        disable_auto_compactions: matches!(
+            args.value("disable_auto_compactions"),
+            Some("1") | Some("true")
+        ),
         verify_checksum: !matches!(args.value("verify_checksum"), Some("0") | Some("false")),
         db: args
             .value("db")
@@ -226,6 +234,7 @@ impl Flags {
             o.readahead_threads = n;
         }
         o.copy_stored_blocks = self.copy_stored_blocks;
+        o.disable_auto_compactions |= self.disable_auto_compactions;
         if bulk {
             o.disable_auto_compactions = true;
             o.l0_slowdown_writes_trigger = usize::MAX;
