@@ -18,6 +18,7 @@ use crate::key::{
     append_internal_key, compare_bytes, extract_user_key, parse_internal_key, SequenceNumber,
     ValueType, VALUE_TYPE_FOR_SEEK,
 };
+use crate::util::inline_bytes::InlineBytes;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Direction {
@@ -32,7 +33,9 @@ pub struct DbIter {
     sequence: SequenceNumber,
     direction: Direction,
     valid: bool,
-    saved_key: Vec<u8>,
+    /// Inline up to 32 bytes: copied on every forward step (the key whose older entries to
+    /// skip), where a `Vec` copy was a call to `memmove` per entry.
+    saved_key: InlineBytes<32>,
     saved_value: Vec<u8>,
     error: Option<Error>,
 }
@@ -49,7 +52,7 @@ impl DbIter {
             sequence,
             direction: Direction::Forward,
             valid: false,
-            saved_key: Vec::new(),
+            saved_key: InlineBytes::EMPTY,
             saved_value: Vec::new(),
             error: None,
         }
@@ -64,7 +67,7 @@ impl DbIter {
         debug_assert!(self.valid());
         match self.direction {
             Direction::Forward => extract_user_key(self.iter.key()),
-            Direction::Reverse => &self.saved_key,
+            Direction::Reverse => self.saved_key.get(),
         }
     }
 
@@ -115,13 +118,13 @@ impl DbIter {
             if parsed.sequence <= self.sequence {
                 match parsed.value_type {
                     ValueType::Deletion => {
-                        self.saved_key.clear();
-                        self.saved_key.extend_from_slice(parsed.user_key);
+                        self.saved_key.set(parsed.user_key);
                         skipping = true;
                     }
                     ValueType::Value => {
                         let hidden = skipping
-                            && compare_bytes(parsed.user_key, &self.saved_key) != Ordering::Greater;
+                            && compare_bytes(parsed.user_key, self.saved_key.get())
+                                != Ordering::Greater;
                         if !hidden {
                             self.valid = true;
                             self.saved_key.clear();
@@ -150,7 +153,7 @@ impl DbIter {
             };
             if parsed.sequence <= self.sequence {
                 if value_type != ValueType::Deletion
-                    && compare_bytes(parsed.user_key, &self.saved_key) == Ordering::Less
+                    && compare_bytes(parsed.user_key, self.saved_key.get()) == Ordering::Less
                 {
                     // A live value of the key after this one is complete.
                     break;
@@ -166,7 +169,7 @@ impl DbIter {
                     }
                     self.saved_value.clear();
                     self.saved_value.extend_from_slice(raw);
-                    self.saved_key.extend_from_slice(parsed.user_key);
+                    self.saved_key.set(parsed.user_key);
                 }
             }
             self.iter.prev();
@@ -205,9 +208,7 @@ impl DbIter {
                 return;
             }
         } else {
-            self.saved_key.clear();
-            self.saved_key
-                .extend_from_slice(extract_user_key(self.iter.key()));
+            self.saved_key.set(extract_user_key(self.iter.key()));
             self.iter.next();
             if !self.iter.valid() {
                 self.valid = false;
@@ -223,9 +224,7 @@ impl DbIter {
         debug_assert!(self.valid());
         if self.direction == Direction::Forward {
             // Move the merged iterator before every entry of the current key.
-            self.saved_key.clear();
-            self.saved_key
-                .extend_from_slice(extract_user_key(self.iter.key()));
+            self.saved_key.set(extract_user_key(self.iter.key()));
             loop {
                 self.iter.prev();
                 if !self.iter.valid() {
@@ -235,7 +234,7 @@ impl DbIter {
                     self.check_end();
                     return;
                 }
-                if compare_bytes(extract_user_key(self.iter.key()), &self.saved_key)
+                if compare_bytes(extract_user_key(self.iter.key()), self.saved_key.get())
                     == Ordering::Less
                 {
                     break;

@@ -278,6 +278,24 @@ fn decode_entry(data: &[u8], offset: usize, limit: usize) -> Option<(usize, usiz
     Some((shared as usize, non_shared, value_len, n))
 }
 
+/// Appends `from[..n]` to `key`. A short suffix (a scan's usual step: a few bytes past the
+/// prefix shared with the key before) is appended as a fixed 16 or 32 bytes, cut back to `n`,
+/// when `from` has them: a copy of a length known only at run time is a call to `memmove`,
+/// and that call was 6% of a merged scan's reader.
+#[inline(always)]
+fn append_short(key: &mut Vec<u8>, from: &[u8], n: usize) {
+    let len = key.len();
+    if n <= 16 && from.len() >= 16 {
+        key.extend_from_slice(&from[..16]);
+    } else if n <= 32 && from.len() >= 32 {
+        key.extend_from_slice(&from[..32]);
+    } else {
+        key.extend_from_slice(&from[..n]);
+        return;
+    }
+    key.truncate(len + n);
+}
+
 /// Iterator over one block. Holds the block alive; the key is rebuilt in its own buffer.
 pub struct BlockIter {
     block: Arc<Block>,
@@ -407,8 +425,7 @@ impl BlockIter {
         }
         let p = self.current + n;
         self.key.truncate(shared);
-        self.key
-            .extend_from_slice(&self.block.data.bytes()[p..p + non_shared]);
+        append_short(&mut self.key, &self.block.data.bytes()[p..], non_shared);
         self.value = (p + non_shared, value_len);
         while self.next_restart < self.current {
             self.restart_index += 1;

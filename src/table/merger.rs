@@ -27,6 +27,7 @@ use std::cmp::Ordering;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{compare_internal_keys, extract_user_key};
+use crate::util::inline_bytes::InlineBytes;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Direction {
@@ -72,39 +73,24 @@ struct KeyCopy {
     /// Two words, not one `u128`: each is stored and loaded whole (a 16-byte load of a key
     /// just stored as two 8-byte halves waits for the stores, every step).
     prefix: (u64, u64),
-    len: usize,
-    inline: [u8; INLINE_KEY],
-    /// A key longer than `INLINE_KEY` (its capacity kept for the next one).
-    spilled: Vec<u8>,
+    key: InlineBytes<INLINE_KEY>,
 }
 
 impl KeyCopy {
     const EMPTY: KeyCopy = KeyCopy {
         prefix: (0, 0),
-        len: 0,
-        inline: [0; INLINE_KEY],
-        spilled: Vec::new(),
+        key: InlineBytes::EMPTY,
     };
 
     #[inline(always)]
     fn set(&mut self, key: &[u8]) {
         self.prefix = user_key_prefix(key);
-        self.len = key.len();
-        match self.inline.get_mut(..key.len()) {
-            Some(inline) => inline.copy_from_slice(key),
-            None => {
-                self.spilled.clear();
-                self.spilled.extend_from_slice(key);
-            }
-        }
+        self.key.set(key);
     }
 
     #[inline(always)]
     fn get(&self) -> &[u8] {
-        match self.inline.get(..self.len) {
-            Some(inline) => inline,
-            None => &self.spilled,
-        }
+        self.key.get()
     }
 }
 

@@ -1,12 +1,13 @@
 //! Small shared helpers with no knowledge of the engine: byte coding (varints, fixed-width
 //! little-endian integers), masked CRC-32C, LevelDB's hash, a deterministic PRNG, and a
-//! per-thread pool of block buffers, named interleaving points for concurrency tests, a cache
+//! per-thread pool of block buffers, short byte strings held inline, named interleaving points for concurrency tests, a cache
 //! prefetch hint, and the core count.
 
 pub mod buffer_pool;
 pub mod coding;
 pub mod crc;
 pub mod hash;
+pub mod inline_bytes;
 pub mod prefetch;
 pub mod random;
 pub mod sync_point;
