@@ -6,9 +6,13 @@
 //! earlier block), so reuse needs no unsafe code. [`take`] hands out exactly `n` bytes whose
 //! contents are unspecified: the caller must overwrite all of them, or shorten the buffer to
 //! what it wrote, before anyone reads it. A thread keeps at most [`POOL_BUFFERS`] buffers, each
-//! of at most [`MAX_POOLED`] bytes of capacity; others are freed as usual. Buffers freed on one
-//! thread serve that thread only (a block decoded by a readahead worker and dropped by the
-//! reader feeds the reader's pool).
+//! of at most [`MAX_POOLED`] bytes of capacity. A buffer pushed out of a full pool goes to a
+//! small process-wide pool ([`SHARED_BYTES`] of capacity in all, behind a mutex), which a
+//! thread whose own pool has none that fits takes from before it allocates: blocks flow one
+//! way in a scan, decoded into buffers by readahead workers and dropped by the reader, so the
+//! reader's pool overflowed (a free per block, of memory from another thread's arena) while
+//! the workers' pools ran dry (an allocation and a 4 KiB zero fill per block). Only what
+//! neither pool keeps is freed.
 //!
 //! Beside the pool each thread keeps one *scratch* buffer ([`take_scratch`], [`give_scratch`])
 //! for bytes read only to be decoded: a readahead run's compressed blocks (~64 KiB read with
@@ -25,6 +29,45 @@ pub const POOL_BUFFERS: usize = 16;
 pub const MAX_POOLED: usize = 1 << 20;
 /// A request for fewer bytes may still take a buffer of up to twice this capacity.
 const MIN_FIT: usize = 4096;
+
+/// Capacity the process-wide pool keeps in all: a readahead run's blocks (16 of 4 KiB) many
+/// times over, a few of Bedrock's ~160 KiB ones.
+pub const SHARED_BYTES: usize = 1 << 20;
+
+/// A pool shared by threads: buffers and the sum of their capacities (at most
+/// `SHARED_BYTES`). One per process (`SHARED`); tests make their own.
+struct SharedPool(std::sync::Mutex<(Vec<Vec<u8>>, usize)>);
+
+impl SharedPool {
+    const fn new() -> Self {
+        SharedPool(std::sync::Mutex::new((Vec::new(), 0)))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Vec<Vec<u8>>, usize)> {
+        // Nothing a panicking holder leaves half done: a push or a pop and its sum.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The newest buffer that `fits`, if any.
+    fn pop(&self, fits: impl Fn(&Vec<u8>) -> bool) -> Option<Vec<u8>> {
+        let mut shared = self.lock();
+        let i = shared.0.iter().rposition(fits)?;
+        let buf = shared.0.swap_remove(i);
+        shared.1 -= buf.capacity();
+        Some(buf)
+    }
+
+    /// Keeps `buf` if there is room, else frees it.
+    fn give(&self, buf: Vec<u8>) {
+        let mut shared = self.lock();
+        if shared.1 + buf.capacity() <= SHARED_BYTES {
+            shared.1 += buf.capacity();
+            shared.0.push(buf);
+        }
+    }
+}
+
+static SHARED: SharedPool = SharedPool::new();
 
 /// Largest scratch buffer a thread keeps (a run of 64 KiB plus one large block).
 pub const MAX_SCRATCH: usize = 1 << 20;
@@ -60,24 +103,29 @@ pub fn give_scratch(buf: Vec<u8>) {
 /// A pooled buffer that holds `n` bytes without growing, at most twice as large as needed. Buffers are never grown in place:
 /// a reallocation (which also doubles the capacity) scatters large holes over the heap, and a
 /// full scan of Bedrock's ~160 KiB blocks then held ~190 MiB instead of ~14 MiB.
-fn pop_fitting(n: usize) -> Option<Vec<u8>> {
-    POOL.try_with(|p| {
-        let mut p = p.borrow_mut();
-        // Large enough, and not so large that a small block pins a big buffer (the block
-        // cache charges capacity).
-        let most = 2 * n.max(MIN_FIT);
-        let i = p
-            .iter()
-            .rposition(|b| b.capacity() >= n && b.capacity() <= most)?;
-        Some(p.swap_remove(i))
-    })
-    .ok()
-    .flatten()
+fn pop_fitting_from(shared: &SharedPool, n: usize) -> Option<Vec<u8>> {
+    // Large enough, and not so large that a small block pins a big buffer (the block cache
+    // charges capacity).
+    let most = 2 * n.max(MIN_FIT);
+    let fits = |b: &Vec<u8>| b.capacity() >= n && b.capacity() <= most;
+    let own = POOL
+        .try_with(|p| {
+            let mut p = p.borrow_mut();
+            let i = p.iter().rposition(fits)?;
+            Some(p.swap_remove(i))
+        })
+        .ok()
+        .flatten();
+    own.or_else(|| shared.pop(fits))
 }
 
 /// A buffer of exactly `n` bytes with unspecified contents (zeros when nothing was pooled).
 pub fn take(n: usize) -> Vec<u8> {
-    match pop_fitting(n) {
+    take_from(&SHARED, n)
+}
+
+fn take_from(shared: &SharedPool, n: usize) -> Vec<u8> {
+    match pop_fitting_from(shared, n) {
         Some(mut buf) => {
             if buf.len() >= n {
                 buf.truncate(n);
@@ -92,7 +140,11 @@ pub fn take(n: usize) -> Vec<u8> {
 
 /// A copy of `src`, in a pooled buffer when one is large enough.
 pub fn copy_of(src: &[u8]) -> Vec<u8> {
-    match pop_fitting(src.len()) {
+    copy_from(&SHARED, src)
+}
+
+fn copy_from(shared: &SharedPool, src: &[u8]) -> Vec<u8> {
+    match pop_fitting_from(shared, src.len()) {
         Some(mut buf) => {
             buf.clear();
             buf.extend_from_slice(src);
@@ -102,22 +154,31 @@ pub fn copy_of(src: &[u8]) -> Vec<u8> {
     }
 }
 
-/// Returns a buffer to this thread's pool, the oldest pooled one freed when the pool is full
-/// (or frees it when it is too large, or the thread is exiting).
+/// Returns a buffer to this thread's pool; when the pool is full its oldest buffer moves to
+/// the process-wide pool (freed if that is full too). Frees a buffer too large to pool; on a
+/// thread that is exiting, the buffer goes to the process-wide pool.
 pub fn give(buf: Vec<u8>) {
+    give_to(&SHARED, buf)
+}
+
+fn give_to(shared: &SharedPool, buf: Vec<u8>) {
     if buf.capacity() == 0 || buf.capacity() > MAX_POOLED {
         return;
     }
-    let _ = POOL.try_with(|p| {
+    let mut buf = Some(buf);
+    let pushed_out = POOL.try_with(|p| {
         let mut p = p.borrow_mut();
         // Full: the oldest buffer makes room. Keeping the old ones instead let the pool silt
         // up with buffers too small for any later block (every take then missed and zeroed
         // a fresh one: 9% of readrandom's time).
-        if p.len() >= POOL_BUFFERS {
-            p.remove(0);
-        }
-        p.push(buf);
+        let oldest = (p.len() >= POOL_BUFFERS).then(|| p.remove(0));
+        p.extend(buf.take());
+        oldest
     });
+    // Either the pool pushed its oldest out, or it was gone and `buf` is still here.
+    if let Some(b) = pushed_out.ok().flatten().or(buf) {
+        shared.give(b);
+    }
 }
 
 #[cfg(test)]
@@ -126,7 +187,12 @@ mod tests {
 
     #[test]
     fn buffers_are_reused_with_exact_lengths_and_bounded() {
-        // Earlier tests on this thread (--test-threads=1) may have pooled blocks.
+        // A shared pool of this test's own (other tests' threads feed the process's), and
+        // none of what earlier tests on this thread (--test-threads=1) pooled.
+        let shared = SharedPool::new();
+        let give = |b| give_to(&shared, b);
+        let take = |n| take_from(&shared, n);
+        let copy_of = |b| copy_from(&shared, b);
         POOL.with(|p| p.borrow_mut().clear());
         let a = vec![7u8; 4096];
         let ptr = a.as_ptr();
@@ -155,10 +221,13 @@ mod tests {
         give(vec![5; 64 * 1024]);
         assert_eq!(take(5000), vec![0; 5000]);
         POOL.with(|p| p.borrow_mut().clear());
-        // At most POOL_BUFFERS kept; oversized ones never.
+        // At most POOL_BUFFERS kept; oversized ones never. The ones pushed out go to the
+        // shared pool, within its bound.
         for _ in 0..POOL_BUFFERS + 5 {
             give(vec![1; 64]);
         }
+        assert_eq!(shared.lock().0.len(), 5);
+        assert_eq!(shared.lock().1, 5 * 64);
         // A full pool of buffers too small for what is asked takes the newest in place of
         // the oldest: it never silts up.
         let fresh = vec![2u8; 4096];
@@ -173,6 +242,44 @@ mod tests {
         let kept = POOL.with(|p| p.borrow().len());
         assert_eq!(kept, POOL_BUFFERS);
         assert!(POOL.with(|p| p.borrow().iter().all(|b| b.capacity() <= MAX_POOLED)));
+        POOL.with(|p| p.borrow_mut().clear());
+    }
+
+    /// A scan's flow: buffers given back on one thread (the reader) past its pool's bound
+    /// serve another thread (a readahead worker) whose pool has none; the shared pool keeps
+    /// at most `SHARED_BYTES`.
+    #[test]
+    fn buffers_a_full_pool_pushes_out_serve_other_threads() {
+        let shared = SharedPool::new();
+        POOL.with(|p| p.borrow_mut().clear());
+        let (first, first_ptr) = {
+            let b = vec![3u8; 4096];
+            let ptr = b.as_ptr() as usize;
+            (b, ptr)
+        };
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                give_to(&shared, first);
+                for _ in 0..POOL_BUFFERS {
+                    give_to(&shared, vec![4u8; 4096]);
+                }
+            })
+            .join()
+            .expect("the giving thread");
+        });
+        // The first buffer given, pushed out of that thread's full pool, is here the only one
+        // that fits: taken whole, its old bytes kept.
+        assert_eq!(shared.lock().0.len(), 1);
+        let got = take_from(&shared, 4000);
+        assert_eq!((got.as_ptr() as usize, got.len()), (first_ptr, 4000));
+        assert!(got.iter().all(|&x| x == 3));
+        assert_eq!(*shared.lock(), (Vec::<Vec<u8>>::new(), 0));
+        // Bounded: a full shared pool frees what is pushed out.
+        for _ in 0..SHARED_BYTES / 65536 + 3 {
+            shared.give(vec![0; 65536]);
+        }
+        assert_eq!(shared.lock().1, SHARED_BYTES);
+        assert_eq!(shared.lock().0.len(), SHARED_BYTES / 65536);
     }
 
     #[test]
