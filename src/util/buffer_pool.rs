@@ -1,6 +1,6 @@
-//! A small per-thread pool of byte buffers for decoded blocks, so that reading a block does not
-//! pay for a fresh allocation and a zero fill that the decoder overwrites at once (LevelDB
-//! decodes into `new char[n]`, uninitialized; safe Rust cannot).
+//! Small per-thread pools of byte buffers for decoded blocks, backed by a process-wide one, so
+//! that reading a block does not pay for a fresh allocation and a zero fill that the decoder
+//! overwrites at once (LevelDB decodes into `new char[n]`, uninitialized; safe Rust cannot).
 //!
 //! Invariants: every pooled buffer is initialized over its whole length (old bytes of an
 //! earlier block), so reuse needs no unsafe code. [`take`] hands out exactly `n` bytes whose
