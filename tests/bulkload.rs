@@ -3,8 +3,12 @@
 //! With automatic compactions off, level 0's triggers hold no write back (no compaction is
 //! coming to bring it down).
 
-use std::sync::Arc;
+mod common;
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::watchdog::watchdog;
 use strata::storage::{MemStorage, Storage};
 use strata::{Db, Options, ReadOptions, WriteOptions};
 
@@ -70,33 +74,42 @@ fn disabled_compactions_hold_no_write_back_at_level_0s_triggers() {
     let latch = Latch::new();
     let l = latch.clone();
     sync_point::set_callback("DbInner::make_room:slowdown", move || l.signal("slowdown"));
-    let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
-    let options = Options {
-        write_buffer_size: 16 * 1024,
-        disable_auto_compactions: true,
-        background_thread: true,
-        ..Options::google().create()
-    };
-    assert_eq!(
-        (
-            options.l0_slowdown_writes_trigger,
-            options.l0_stop_writes_trigger
-        ),
-        (8, 12)
+    // The engine's background thread flushes: a flush that never ends fails the test.
+    let l = latch.clone();
+    watchdog(
+        "writes past level 0's triggers, compactions off",
+        Duration::from_secs(120),
+        move || format!("slowdowns signalled: {}", l.count("slowdown")),
+        move || {
+            let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
+            let options = Options {
+                write_buffer_size: 16 * 1024,
+                disable_auto_compactions: true,
+                background_thread: true,
+                ..Options::google().create()
+            };
+            assert_eq!(
+                (
+                    options.l0_slowdown_writes_trigger,
+                    options.l0_stop_writes_trigger
+                ),
+                (8, 12)
+            );
+            let db = Db::open(storage, "db", options).unwrap();
+            let value = vec![b'v'; 1000];
+            // Keys in a scattered order, so that every flushed table overlaps the others
+            // and stays in level 0 (a table overlapping nothing is placed deeper).
+            for i in 0..400u32 {
+                let k = format!("{:08}", i * 7919 % 400);
+                db.put(&WriteOptions::default(), k.as_bytes(), &value)
+                    .unwrap();
+            }
+            db.flush().unwrap();
+            let p = db.properties();
+            assert!(p.files_per_level[0] > 12, "past the stop trigger: {p:?}");
+            assert_eq!(p.compactions, 0);
+            assert_eq!(latch.count("slowdown"), 0, "a write was slowed");
+            assert_eq!(db.scan().unwrap().entries, 400);
+        },
     );
-    let db = Db::open(storage, "db", options).unwrap();
-    let value = vec![b'v'; 1000];
-    // Keys in a scattered order, so that every flushed table overlaps the others and stays
-    // in level 0 (a table overlapping nothing is placed deeper).
-    for i in 0..400u32 {
-        let k = format!("{:08}", i * 7919 % 400);
-        db.put(&WriteOptions::default(), k.as_bytes(), &value)
-            .unwrap();
-    }
-    db.flush().unwrap();
-    let p = db.properties();
-    assert!(p.files_per_level[0] > 12, "past the stop trigger: {p:?}");
-    assert_eq!(p.compactions, 0);
-    assert_eq!(latch.count("slowdown"), 0, "a write was slowed");
-    assert_eq!(db.scan().unwrap().entries, 400);
 }
