@@ -178,10 +178,7 @@ impl Block {
     /// Bedrock world's large blocks only as far as the next steps read, not so far that the
     /// hints push out the block being read.
     pub fn prefetch(&self) {
-        let bytes = self.data.bytes();
-        for at in (0..bytes.len().min(MAX_PREFETCH_BYTES)).step_by(64) {
-            crate::util::prefetch::prefetch(bytes, at);
-        }
+        crate::util::prefetch::prefetch_range(self.data.bytes(), 0, MAX_PREFETCH_BYTES);
     }
 
     /// An iterator over the block, ordered by the internal key comparator.
@@ -479,13 +476,10 @@ impl BlockIter {
     /// for the last (`decode_entry` was a third of a cached readrandom, nearly all of it on
     /// an entry's first byte); asked together, the misses overlap.
     fn prefetch_interval(&self) {
-        let bytes = self.block.data.bytes();
         let start = self.value.0;
         let end = self.next_restart.min(self.block.restarts);
         let end = end.min(start + MAX_PREFETCH_BYTES);
-        for at in (start..end).step_by(64) {
-            crate::util::prefetch::prefetch(bytes, at);
-        }
+        crate::util::prefetch::prefetch_range(self.block.data.bytes(), start, end);
     }
 }
 

@@ -249,10 +249,7 @@ impl Table {
         let (Ok(start), Ok(len)) = (usize::try_from(offset), usize::try_from(len)) else {
             return;
         };
-        let end = start.saturating_add(len).min(map.len());
-        for at in (start..end).step_by(64) {
-            crate::util::prefetch::prefetch(map, at);
-        }
+        crate::util::prefetch::prefetch_range(map, start, start.saturating_add(len));
     }
 
     /// The block at `handle` out of the file's map: an uncompressed block is borrowed (no

@@ -24,3 +24,12 @@ pub fn prefetch(bytes: &[u8], at: usize) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (bytes, at);
 }
+
+/// Asks for every cache line of `bytes[start..end]` (clamped to `bytes`): one hint per 64
+/// bytes, so the misses of a region read next overlap instead of coming one after another.
+#[inline]
+pub fn prefetch_range(bytes: &[u8], start: usize, end: usize) {
+    for at in (start..end.min(bytes.len())).step_by(64) {
+        prefetch(bytes, at);
+    }
+}
