@@ -215,13 +215,20 @@ fn memtable_switches_sync_old_logs_and_the_folder_only_before_a_synced_write() {
     assert_eq!(count(&ops, OpKind::SyncDir, ""), edits, "{manifest_syncs}");
 
     // Fill the memtable again, then one synced put makes it switch: the old log (not flushed
-    // yet) is synced first, then the folder, then the new log with the synced write.
+    // yet) is synced first, then the folder, then the new log with the synced write. The new
+    // log was made ahead by the last flush (`State::next_log`): the switch creates none.
     let before = storage.ops().len();
     let mut i = 200;
     while db.properties().memtable_bytes <= 4096 {
         db.put(&WriteOptions::default(), &key(i), &val(i)).unwrap();
         i += 1;
     }
+    let ahead: Vec<String> = storage
+        .list("db")
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.ends_with(".log"))
+        .collect();
     db.put(&SYNC, &key(i), &val(i)).unwrap();
     let ops = storage.ops()[before..].to_vec();
     let kinds: Vec<(OpKind, &str)> = ops
@@ -229,23 +236,23 @@ fn memtable_switches_sync_old_logs_and_the_folder_only_before_a_synced_write() {
         .filter(|o| o.kind != OpKind::Append)
         .map(|o| (o.kind, o.path.rsplit('/').next().unwrap()))
         .collect();
-    let create = kinds
+    let syncs: Vec<_> = kinds
         .iter()
-        .position(|(k, p)| *k == OpKind::Create && p.ends_with(".log"))
-        .expect("a new log");
-    let new_log = kinds[create].1;
-    let syncs: Vec<_> = kinds[create + 1..]
-        .iter()
+        .take_while(|(k, p)| !(*k == OpKind::Create && p.ends_with(".log")))
         .filter(|(k, p)| *k == OpKind::SyncDir || (*k == OpKind::Sync && p.ends_with(".log")))
         .take(3)
         .collect();
     assert_eq!(syncs.len(), 3, "{kinds:?}");
+    let new_log = syncs[2].1;
+    // The current log and the one made ahead, which the switch took.
+    assert_eq!(ahead.len(), 2, "{ahead:?}");
+    assert_eq!(new_log, ahead.iter().max().unwrap(), "{kinds:?}");
     assert!(
-        syncs[0].0 == OpKind::Sync && syncs[0].1 != new_log,
+        syncs[0].0 == OpKind::Sync && syncs[0].1 < new_log,
         "{syncs:?}"
     );
     assert_eq!(syncs[1].0, OpKind::SyncDir, "{syncs:?}");
-    assert_eq!(*syncs[2], (OpKind::Sync, new_log), "{syncs:?}");
+    assert_eq!(syncs[2].0, OpKind::Sync, "{syncs:?}");
     // A second synced write to the same log syncs only that log.
     let before = storage.ops().len();
     db.put(&SYNC, &key(i + 1), &val(i + 1)).unwrap();
@@ -297,7 +304,9 @@ fn every_failed_operation_leaves_a_database_that_reopens() {
         per_kind.len(),
         reported
     );
-    assert_eq!((per_kind.len(), reported), (1717, 1654));
+    // A failed creation of the log made ahead for the next switch is not an error: that
+    // switch creates its own (`State::next_log`); so is a failed removal of it at the close.
+    assert_eq!((per_kind.len(), reported), (1721, 1630));
 }
 
 #[test]

@@ -111,6 +111,57 @@ fn google_profile_opens_in_googles_leveldb() {
     assert_same(common::dump_with_peer("plyvel", &dir), &model, "plyvel");
 }
 
+/// A crash image taken after a flush holds the log that flush made ahead for the next switch
+/// (`State::next_log`): empty, numbered above the current log. Google's and Mojang's LevelDB
+/// replay it as nothing and read exactly the writes, those of the current log included.
+#[test]
+fn a_crash_image_with_the_log_made_ahead_opens_in_both_leveldbs() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (profile, options, peer) in [
+        ("google", Options::google(), "plyvel"),
+        ("bedrock", Options::bedrock(), "amulet"),
+    ] {
+        let dir = tmp.path().join(profile);
+        let db = Db::open_path(dir.to_str().unwrap(), small_buffers(options)).unwrap();
+        let w = WriteOptions::default();
+        let mut model = Model::new();
+        for i in 0..3000u32 {
+            let k = format!("key{i:05}").into_bytes();
+            let v = vec![b'a' + (i % 26) as u8; 50 + i as usize % 200];
+            db.put(&w, &k, &v).unwrap();
+            model.insert(k, v);
+            if i == 1999 {
+                db.flush().unwrap();
+            }
+        }
+        let logs = |d: &std::path::Path| -> Vec<(String, u64)> {
+            let mut l: Vec<(String, u64)> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap())
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".log"))
+                .map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    (name, e.metadata().unwrap().len())
+                })
+                .collect();
+            l.sort();
+            l
+        };
+        let open_logs = logs(&dir);
+        assert_eq!(open_logs.len(), 2, "{profile}: {open_logs:?}");
+        assert!(
+            open_logs[0].1 > 0,
+            "{profile}: the current log holds writes"
+        );
+        assert_eq!(open_logs[1].1, 0, "{profile}: the log made ahead is empty");
+        let crash = tmp.path().join(format!("{profile}-crash"));
+        common::copy_dir(&dir, &crash);
+        drop(db);
+        assert_eq!(logs(&dir), open_logs[..1], "{profile}: closed");
+        assert_same(common::dump_with_peer(peer, &crash), &model, peer);
+    }
+}
+
 #[test]
 fn worlds_modified_by_strata_read_back_in_mojangs_leveldb() {
     if common::skip_without_worlds("worlds_modified_by_strata_read_back_in_mojangs_leveldb") {

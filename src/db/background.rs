@@ -13,8 +13,9 @@ use super::{DbInner, ManualCompaction, State};
 use crate::compaction::run::{build_table, run_compaction, CompactionEnv};
 use crate::compaction::{pick_compaction, range_compaction};
 use crate::error::Result;
+use crate::log;
 use crate::util::sync_point::sync_point;
-use crate::version::filename::{parse_file_name, FileType};
+use crate::version::filename::{self, parse_file_name, FileType};
 use crate::version::VersionEdit;
 
 impl DbInner {
@@ -289,11 +290,22 @@ impl DbInner {
         let number = st.versions.new_file_number();
         st.pending_outputs.insert(number);
         st.known_tables.insert(number);
+        // The next switch's log (`State::next_log`), numbered now: while `imm` is set no
+        // switch can come, so this number is above the current log's and below any the
+        // next switch could take. A log at least the MANIFEST's log number is never obsolete.
+        let next_log =
+            (st.next_log.is_none() && !st.shutting_down).then(|| st.versions.new_file_number());
         drop(st);
         let unwinding = ClearOnUnwind {
             db: self,
             mark: Mark::Flushing,
         };
+        // Created with the lock released. A failure is left to the switch, which creates its
+        // log itself and reports the error to the writer.
+        let next_log = next_log.and_then(|n| {
+            let file = self.storage.create(&filename::log_file_name(&self.dir, n));
+            file.ok().map(|f| (n, log::Writer::new(f)))
+        });
         sync_point("DbInner::compact_memtable:build");
         let mut it = imm.iter();
         let built = build_table(
@@ -306,6 +318,9 @@ impl DbInner {
         );
         std::mem::forget(unwinding);
         let mut st = self.state.lock().unwrap();
+        if next_log.is_some() {
+            st.next_log = next_log;
+        }
         let result = match built {
             Ok(meta) => {
                 let mut edit = VersionEdit::default();

@@ -368,6 +368,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             // first synced write, as a new log would: who created it is not known here.
             log_dir_synced: quiet.is_none(),
             unsynced_logs: Vec::new(),
+            next_log: None,
             last_logged_sequence: last_sequence,
             bg_scheduled: false,
             manifest_writing: false,

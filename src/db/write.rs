@@ -391,14 +391,22 @@ impl DbInner {
                 }
                 continue;
             }
-            // Switch to a new memtable and log.
-            let number = st.versions.new_file_number();
-            let file = match self
-                .storage
-                .create(&filename::log_file_name(&self.dir, number))
-            {
-                Ok(f) => f,
-                Err(e) => return (st, Err(e)),
+            // Switch to a new memtable and log: the log the last flush created ahead, or a
+            // new one (the first switch, or after that creation failed).
+            let (number, mut new_log) = match st.next_log.take() {
+                Some(ready) => {
+                    signal_point("DbInner::make_room:log_ready");
+                    ready
+                }
+                None => {
+                    signal_point("DbInner::make_room:log_created");
+                    let number = st.versions.new_file_number();
+                    let path = filename::log_file_name(&self.dir, number);
+                    match self.storage.create(&path) {
+                        Ok(f) => (number, log::Writer::new(f)),
+                        Err(e) => return (st, Err(e)),
+                    }
+                }
             };
             // The new log's folder entry is synced before the first synced write to it
             // (`commit_group`), not here: losing it loses only writes made after the old log.
@@ -408,14 +416,12 @@ impl DbInner {
             // old log's last record. Recovery that finds the old log shorter than the marker
             // says (its unsynced tail lost while the new log was written back) stops before
             // the new log, so it still yields a prefix of the history; the old log is synced
-            // before the first synced write to the new one.
-            let mut new_log = log::Writer::new(file);
+            // before the first synced write to the new one. The marker goes out with the next
+            // write's record (one system call fewer here): a new log that lost it holds nothing
+            // else either, so it replays as empty after the old log's prefix.
             let mut marker = WriteBatch::new();
             marker.set_sequence(st.last_logged_sequence + 1);
-            let written = new_log
-                .add_record(marker.contents())
-                .and_then(|()| new_log.flush());
-            if let Err(e) = written {
+            if let Err(e) = new_log.add_record(marker.contents()) {
                 st.bg_error.get_or_insert_with(|| e.clone());
                 return (st, Err(e));
             }
