@@ -250,7 +250,7 @@ struct State {
     /// A log created ahead, for the next memtable switch to take: each flush creates the one
     /// after it while its memtable is still immutable, so no switch can come between (the
     /// number is above the current log's, and the next switch finds it ready). The switch then
-    /// makes no system call: creating a file took 30-120 µs on the writer's path, the slowest
+    /// makes no system call: creating a file took 30-150 µs on the writer's path, the slowest
     /// 0.1% of puts while flushes run (RucksDB's writes_during_flush p99.9). Empty; removed
     /// when the database closes, and replayed as an empty log after a crash.
     next_log: Option<(u64, log::Writer)>,
