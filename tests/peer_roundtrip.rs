@@ -147,8 +147,11 @@ fn a_crash_image_with_the_log_made_ahead_opens_in_both_leveldbs() {
             l.sort();
             l
         };
-        let open_logs = logs(&dir);
-        assert_eq!(open_logs.len(), 2, "{profile}: {open_logs:?}");
+        // The current log and the one made ahead, the last two (an older log may still wait
+        // for its removal, which follows the flush's install).
+        let all_logs = logs(&dir);
+        assert!(all_logs.len() >= 2, "{profile}: {all_logs:?}");
+        let open_logs = all_logs[all_logs.len() - 2..].to_vec();
         assert!(
             open_logs[0].1 > 0,
             "{profile}: the current log holds writes"
@@ -157,7 +160,8 @@ fn a_crash_image_with_the_log_made_ahead_opens_in_both_leveldbs() {
         let crash = tmp.path().join(format!("{profile}-crash"));
         common::copy_dir(&dir, &crash);
         drop(db);
-        assert_eq!(logs(&dir), open_logs[..1], "{profile}: closed");
+        let closed: Vec<String> = logs(&dir).into_iter().map(|(name, _)| name).collect();
+        assert_eq!(closed, [open_logs[0].0.clone()], "{profile}: closed");
         assert_same(common::dump_with_peer(peer, &crash), &model, peer);
     }
 }
