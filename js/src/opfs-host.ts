@@ -510,7 +510,10 @@ export class OpfsPool implements StorageHost {
       }
       this.writeJournal();
     }
-    const spareTarget = this.spares.length >= SPARES_LOW ? this.spares.length : SPARES_HIGH;
+    // Between the marks the spares stay as they are; above the high mark they come down to it
+    // (not back up to where they were: trimmed, then topped up, a spare was closed, a new one
+    // opened, and the trimmed file left pending).
+    const spareTarget = this.spares.length >= SPARES_LOW ? Math.min(this.spares.length, SPARES_HIGH) : SPARES_HIGH;
     let excess = this.handles.size + 2 + (spareTarget - this.spares.length) - this.maxHandles;
     if (excess > 0) {
       const busy = new Set([...this.fds.values()].filter((f) => f.writer).map((f) => f.slot));

@@ -192,7 +192,10 @@ for (const [browserName, make, available] of drivers) {
       console.log(`${browserName}, after the killed worker: ${JSON.stringify({ stopped, after: after && { ...after, scan: after.scan.entries }, lockedTries })}`);
       const keys20k40k = await presentIn(dbDir, 20_000, 40_000);
       expect(after!.scan.entries).toBe(r.second.entries + 20_000 - keys20k40k);
-      expect(after!.files).toBe(stopped.files);
+      // One file fewer: the compaction's flush had created the log for the next memtable
+      // switch ahead (empty). The reopen replays it and the current log as nothing, writes one
+      // new log, and removes both.
+      expect(after!.files).toBe(stopped.files - 1);
       expect(after!.pending).toBe(0);
       expect(after!.sahFiles).toBe(after!.files + after!.spares);
     }, MANY_TABLES_TIMEOUT + 60_000);
