@@ -223,12 +223,7 @@ fn memtable_switches_sync_old_logs_and_the_folder_only_before_a_synced_write() {
         db.put(&WriteOptions::default(), &key(i), &val(i)).unwrap();
         i += 1;
     }
-    let ahead: Vec<String> = storage
-        .list("db")
-        .unwrap()
-        .into_iter()
-        .filter(|n| n.ends_with(".log"))
-        .collect();
+    let ahead = common::logs_in(&storage, "db");
     db.put(&SYNC, &key(i), &val(i)).unwrap();
     let ops = storage.ops()[before..].to_vec();
     let kinds: Vec<(OpKind, &str)> = ops

@@ -9,20 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::watchdog::watchdog;
-use strata::storage::{MemStorage, Storage};
+use strata::storage::MemStorage;
 use strata::util::sync_point::{self, Latch};
 use strata::{Db, Options, ReadOptions, WriteOptions};
 
-/// Log file names in `db`, sorted (their numbers are zero-padded).
+/// Log file names in `db`, oldest first.
 fn logs(storage: &MemStorage) -> Vec<String> {
-    let mut names: Vec<String> = storage
-        .list("db")
-        .unwrap()
-        .into_iter()
-        .filter(|n| n.ends_with(".log"))
-        .collect();
-    names.sort();
-    names
+    common::logs_in(storage, "db")
 }
 
 /// Five rounds of 200 puts and a flush, then a crash image and a close: what each step leaves.

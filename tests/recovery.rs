@@ -37,14 +37,7 @@ fn state_after(history: &[(u64, String)], n: usize) -> BTreeMap<u64, String> {
 }
 
 fn newest_log(storage: &MemStorage) -> Option<(String, usize)> {
-    let mut logs: Vec<String> = storage
-        .list("db")
-        .unwrap()
-        .into_iter()
-        .filter(|n| n.ends_with(".log"))
-        .collect();
-    logs.sort();
-    let name = logs.pop()?;
+    let name = common::logs_in(storage, "db").pop()?;
     let len = storage.file_size(&format!("db/{name}")).unwrap() as usize;
     Some((name, len))
 }

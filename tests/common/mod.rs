@@ -121,6 +121,19 @@ pub fn load_into_mem(src: &Path, dir: &str) -> strata::MemStorage {
     mem
 }
 
+/// The write-ahead logs in folder `dir` of `storage`, sorted: oldest first (their numbers are
+/// zero-padded).
+pub fn logs_in(storage: &dyn Storage, dir: &str) -> Vec<String> {
+    let mut logs: Vec<String> = storage
+        .list(dir)
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    logs.sort();
+    logs
+}
+
 /// The name of the write-ahead log in `dir`, a database folder holding exactly one.
 pub fn only_log(dir: &Path) -> String {
     let logs: Vec<String> = std::fs::read_dir(dir)
