@@ -286,3 +286,100 @@ fn a_leader_panicking_in_its_commit_fails_its_group_and_later_writes_instead_of_
         },
     );
 }
+
+#[test]
+fn a_leader_that_never_queued_panicking_wakes_the_writers_behind_it_with_the_error() {
+    let _x = sync_point::exclusive();
+    let latch = Latch::new();
+    watchdog(
+        "lone leader panics",
+        Duration::from_secs(120),
+        progress(&latch),
+        {
+            let latch = latch.clone();
+            move || {
+                // A 64 KiB write buffer, already full: A, writing alone to an idle database,
+                // leads without entering the queue and switches memtables, where it panics
+                // with the state lock held. B and C queue behind it meanwhile.
+                let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
+                let options = Options {
+                    background_thread: false,
+                    write_buffer_size: 64 << 10,
+                    ..Options::google().create()
+                };
+                let db = Arc::new(Db::open(storage.clone(), "db", options.clone()).unwrap());
+                db.put(&WriteOptions::default(), b"before", &vec![7u8; 100_000])
+                    .unwrap();
+                let release_a = Arc::new(AtomicBool::new(false));
+                let l = latch.clone();
+                let release = release_a.clone();
+                sync_point::set_callback("DbInner::write:lead", move || {
+                    l.signal(&format!("lead {}", thread_name()));
+                    if thread_name() == "A" && !release.load(Ordering::SeqCst) {
+                        l.signal("held");
+                        assert!(l.wait_for("release A", 1, STEP), "A was never released");
+                    }
+                });
+                let l = latch.clone();
+                sync_point::set_callback("DbInner::make_room:switched", move || {
+                    if thread_name() == "A" {
+                        l.signal("A panics");
+                        panic!("injected: A's commit fails with the state lock held");
+                    }
+                });
+                let l = latch.clone();
+                sync_point::set_callback("DbInner::write:enqueued", move || {
+                    l.signal("enqueued");
+                });
+                let l = latch.clone();
+                sync_point::set_callback("DbInner::write:parking", move || {
+                    l.signal("parking");
+                });
+
+                let db_a = db.clone();
+                let a = spawn("A", move || db_a.put(&WriteOptions::default(), b"a", b"a"));
+                assert!(latch.wait_for("held", 1, STEP), "A never led");
+                let db_b = db.clone();
+                let b = spawn("B", move || db_b.put(&WriteOptions::default(), b"b", b"b"));
+                assert!(latch.wait_for("parking", 1, STEP), "B never queued");
+                let db_c = db.clone();
+                let c = spawn("C", move || db_c.put(&WriteOptions::default(), b"c", b"c"));
+                assert!(latch.wait_for("parking", 2, STEP), "C never queued");
+                release_a.store(true, Ordering::SeqCst);
+                latch.signal("release A");
+
+                assert!(a.join().is_err(), "A's injected panic did not unwind");
+                assert_eq!(latch.count("A panics"), 1);
+                // A never entered the queue; B and C did, and the panicking A handed it on:
+                // B led (and met the error), then C.
+                assert_eq!(latch.count("enqueued"), 2);
+                for (name, h) in [("B", b), ("C", c)] {
+                    let e = h
+                        .join()
+                        .unwrap_or_else(|_| panic!("{name} panicked"))
+                        .expect_err(name);
+                    assert!(e.to_string().contains("panicked"), "{name}: {e}");
+                }
+                assert_eq!(latch.count("lead B"), 1);
+                sync_point::clear();
+                let e = db
+                    .put(&WriteOptions::default(), b"d", b"d")
+                    .expect_err("a write after the panic");
+                assert!(e.to_string().contains("panicked"), "{e}");
+
+                // Reopened, the database holds what was written before the panic, only.
+                drop(db);
+                let db = Db::open(storage, "db", options).unwrap();
+                let r = ReadOptions::default();
+                assert_eq!(
+                    db.get(&r, b"before").unwrap().map(|v| v.len()),
+                    Some(100_000)
+                );
+                for k in [&b"a"[..], b"b", b"c", b"d"] {
+                    assert_eq!(db.get(&r, k).unwrap(), None, "{k:?}");
+                }
+                assert_eq!(db.scan().unwrap().entries, 1);
+            }
+        },
+    );
+}

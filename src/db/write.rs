@@ -64,8 +64,11 @@ fn spin_until_notified(flag: &AtomicBool) {
 }
 
 pub(super) struct Waiter {
-    /// `None`: a request to switch to a new memtable (flush), with no data.
+    /// `None`: a request to switch to a new memtable (flush), with no data. Taken (or read)
+    /// only by the leader whose group holds this writer.
     batch: Mutex<Option<WriteBatch>>,
+    /// The batch's size, fixed at creation: the leader sizes its group without locking it.
+    size: usize,
     options: WriteOptions,
     force: bool,
     /// Set once, by the leader that committed this batch (or failed to).
@@ -99,24 +102,30 @@ impl Waiter {
     }
 }
 
+/// The writers waiting to commit, in arrival order, and whether a leader is committing. A
+/// leader is either the writer that was at the front (its record popped with its group) or
+/// one that found the queue empty and no leader, and never entered it.
 #[derive(Default)]
 pub(super) struct WriteQueue {
     queue: VecDeque<Arc<Waiter>>,
     leader_active: bool,
 }
 
-/// A leader's duty to its group and to the writers behind it: done by `DbInner::hand_on`
-/// after the commit, or on drop if the commit unwinds (a panic in a storage or a memtable
-/// insert), so that no writer sleeps forever behind a leader that is gone.
+/// A leader's duty to the writers it took along and to those behind it: done by
+/// `DbInner::hand_on` after the commit, or on drop if the commit unwinds (a panic in a
+/// storage or a memtable insert), so that no writer sleeps forever behind a leader that is
+/// gone.
 struct Leadership<'a> {
     db: &'a DbInner,
-    group: Vec<Arc<Waiter>>,
-    me: &'a Arc<Waiter>,
+    /// The writers committed with the leader's batch (none when it leads alone).
+    followers: Vec<Arc<Waiter>>,
+    /// Cleared once the leader hands on: a drop while still set is an unwinding commit.
+    active: bool,
 }
 
 impl Drop for Leadership<'_> {
     fn drop(&mut self) {
-        if self.group.is_empty() {
+        if !self.active {
             return;
         }
         // Unwinding out of the commit: what reached the log and the memtable is unknown, so
@@ -129,9 +138,28 @@ impl Drop for Leadership<'_> {
         st.bg_error.get_or_insert_with(|| e.clone());
         drop(st);
         self.db.bg_cv.notify_all();
-        let group = std::mem::take(&mut self.group);
         // The leader's own result goes nowhere: it is unwinding.
-        let _ = self.db.hand_on(&group, self.me, Err(e));
+        let _ = self.hand_on(Err(e));
+    }
+}
+
+impl Leadership<'_> {
+    /// Ends the leader's turn: hands the queue to its new front, then gives every follower
+    /// `result` and wakes it; returns the leader's own result. The front goes first, so the
+    /// next group starts while this one's threads are being woken.
+    fn hand_on(&mut self, result: Result<()>) -> Result<()> {
+        self.active = false;
+        let mut q = self.db.writers.lock().unwrap_or_else(|p| p.into_inner());
+        q.leader_active = false;
+        let next = q.queue.front().cloned();
+        drop(q);
+        if let Some(next) = next {
+            next.wake();
+        }
+        for w in std::mem::take(&mut self.followers) {
+            w.finish(result.clone());
+        }
+        result
     }
 }
 
@@ -139,7 +167,24 @@ impl DbInner {
     /// Commits `batch` (or, with `None`, forces a memtable switch).
     pub(super) fn write(&self, options: &WriteOptions, batch: Option<WriteBatch>) -> Result<()> {
         let force = batch.is_none();
+        let mut q = self.writers.lock().unwrap();
+        if !q.leader_active && q.queue.is_empty() {
+            // Nobody is committing or waiting (every single-threaded write): lead alone at
+            // once. No record in the queue, no group, no locks of a waiter's own: writers that
+            // come meanwhile queue behind this one's leadership as behind any leader's.
+            q.leader_active = true;
+            drop(q);
+            let mut leadership = Leadership {
+                db: self,
+                followers: Vec::new(),
+                active: true,
+            };
+            sync_point("DbInner::write:lead");
+            let result = self.commit_group(force, batch, options, &[]);
+            return leadership.hand_on(result);
+        }
         let me = Arc::new(Waiter {
+            size: batch.as_ref().map_or(0, |b| b.approximate_size()),
             batch: Mutex::new(batch),
             options: options.clone(),
             force,
@@ -147,14 +192,11 @@ impl DbInner {
             thread: OnceLock::new(),
             notified: AtomicBool::new(false),
         });
-        let mut q = self.writers.lock().unwrap();
         q.queue.push_back(me.clone());
         signal_point("DbInner::write:enqueued");
+        // No leader can have taken this writer yet: groups are taken under the queue's lock,
+        // held since the push. So its result is looked for only after a wake.
         loop {
-            if let Some(r) = me.take_done() {
-                // A leader committed this batch (or failed to) as part of its group.
-                return r;
-            }
             // Only the writer at the front of the queue may lead (LevelDB's rule): a writer
             // behind it that led would take a group starting at the front, which need not
             // include itself when the group is cut before it (a forced switch goes alone, a
@@ -195,69 +237,43 @@ impl DbInner {
             }
             q = self.writers.lock().unwrap();
         }
-        // Leader: take a group from the front of the queue.
+        // Leader: this writer is the front (checked under the lock, held since); its group
+        // is itself and the writers behind it, up to a forced switch or about 1 MiB.
         q.leader_active = true;
-        let mut group: Vec<Arc<Waiter>> = Vec::new();
-        let mut bytes = 0;
+        q.queue.pop_front();
+        let mut followers: Vec<Arc<Waiter>> = Vec::new();
+        let mut bytes = me.size;
         while let Some(w) = q.queue.front() {
-            let size = w
-                .batch
-                .lock()
-                .unwrap()
-                .as_ref()
-                .map_or(0, |b| b.approximate_size());
-            // A forced flush goes alone; a group stops at about 1 MiB.
-            if !group.is_empty() && (w.force || group[0].force || bytes + size > MAX_GROUP_BYTES) {
+            // A forced flush goes alone.
+            if me.force || w.force || bytes + w.size > MAX_GROUP_BYTES {
                 break;
             }
-            bytes += size;
+            bytes += w.size;
             if let Some(w) = q.queue.pop_front() {
-                group.push(w);
+                followers.push(w);
             }
         }
         drop(q);
         let mut leadership = Leadership {
             db: self,
-            group,
-            me: &me,
+            followers,
+            active: true,
         };
         sync_point("DbInner::write:lead");
-
-        let result = self.commit_group(&leadership.group);
-
-        let group = std::mem::take(&mut leadership.group);
-        self.hand_on(&group, &me, result)
+        let lead = me.batch.lock().unwrap().take();
+        let result = self.commit_group(force, lead, &me.options, &leadership.followers);
+        leadership.hand_on(result)
     }
 
-    /// Ends a leader's turn: hands the queue to its new front, then gives every other member
-    /// of the group `result` and wakes it; returns the leader's own result. The front goes
-    /// first, so the next group starts while this one's threads are being woken.
-    fn hand_on(&self, group: &[Arc<Waiter>], me: &Arc<Waiter>, result: Result<()>) -> Result<()> {
-        let mut q = self.writers.lock().unwrap_or_else(|p| p.into_inner());
-        q.leader_active = false;
-        let next = q.queue.front().cloned();
-        drop(q);
-        if let Some(next) = next {
-            next.wake();
-        }
-        // The leader is the front of the queue, and a group always takes the front.
-        let mut led_own = false;
-        for w in group {
-            if Arc::ptr_eq(w, me) {
-                led_own = true;
-            } else {
-                w.finish(result.clone());
-            }
-        }
-        if led_own {
-            result
-        } else {
-            Err(Error::internal("write leader left out of its own group"))
-        }
-    }
-
-    fn commit_group(&self, group: &[Arc<Waiter>]) -> Result<()> {
-        let force = group[0].force;
+    /// Commits the leader's batch (`lead`, with its `options`) and its followers' as one: or,
+    /// with `force`, switches the memtable (a forced switch goes alone, with no batch).
+    fn commit_group(
+        &self,
+        force: bool,
+        lead: Option<WriteBatch>,
+        options: &WriteOptions,
+        followers: &[Arc<Waiter>],
+    ) -> Result<()> {
         let st = self.state.lock().unwrap();
         let (mut st, room) = self.make_room_for_write(st, force);
         room?;
@@ -267,15 +283,15 @@ impl DbInner {
         // Data writes carry a batch, taken once by their leader; a forced switch (no batch)
         // goes alone and returned above.
         let missing = || Error::internal("a data write without its batch");
-        let mut batch = group[0].batch.lock().unwrap().take().ok_or_else(missing)?;
-        for w in &group[1..] {
+        let mut batch = lead.ok_or_else(missing)?;
+        for w in followers {
             batch.append(w.batch.lock().unwrap().as_ref().ok_or_else(missing)?);
         }
         if batch.is_empty() {
             return Ok(());
         }
-        let sync = group.iter().any(|w| w.options.sync);
-        let use_wal = group.iter().any(|w| !w.options.disable_wal);
+        let sync = options.sync || followers.iter().any(|w| w.options.sync);
+        let use_wal = !options.disable_wal || followers.iter().any(|w| !w.options.disable_wal);
         if sync && use_wal && !st.unsynced_logs.is_empty() {
             // Older logs first: a synced write must not survive a crash that loses earlier
             // acknowledged writes (recovery would then stop at the gap and drop it).
