@@ -101,6 +101,12 @@ struct SkipList {
     rng: Random,
     /// The user keys inserted, for lookups of keys the list does not hold.
     filter: MemTableFilter,
+    /// The node inserted last (HEAD before any) and the nodes before it at every level when
+    /// it went in: exactly its predecessors still, as no insert has come since. An insert
+    /// whose key goes right after it (keys in ascending order: a sequential fill, a log's
+    /// replay, a sorted batch) takes its predecessors from here without a search.
+    last: u32,
+    last_prev: [u32; MAX_HEIGHT],
 }
 
 impl SkipList {
@@ -142,6 +148,8 @@ impl SkipList {
             scratch: Vec::new(),
             rng: Random::new(0xdead_beef),
             filter: MemTableFilter::new(arena_capacity),
+            last: HEAD,
+            last_prev: [HEAD; MAX_HEIGHT],
         }
     }
 
@@ -256,6 +264,26 @@ impl SkipList {
         }
     }
 
+    /// Whether `key` goes right after the node inserted last; if so, fills `prev` with its
+    /// predecessors at every level, as `find_greater_or_equal` would: that node below its
+    /// height (nothing lies between it and `key`), and its own predecessors above it (no node
+    /// of those levels lies between them and it). One or two comparisons, on lines the last
+    /// insert left in the cache.
+    fn follows_last(&self, key: &[u8], prev: &mut [u32; MAX_HEIGHT]) -> bool {
+        let last = self.last;
+        if last == HEAD || compare_internal_keys(self.key(last), key) != Ordering::Less {
+            return false;
+        }
+        let next = self.next(last, 0);
+        if next != NIL && compare_internal_keys(self.key(next), key) == Ordering::Less {
+            return false;
+        }
+        let height = self.word(last as usize * 4 + 16) as usize;
+        *prev = self.last_prev;
+        prev[..height].fill(last);
+        true
+    }
+
     fn random_height(&mut self) -> usize {
         let mut h = 1;
         while h < MAX_HEIGHT && self.rng.one_in(BRANCHING) {
@@ -270,7 +298,9 @@ impl SkipList {
         ikey.clear();
         append_internal_key(&mut ikey, user_key, seq, t);
         let mut prev = [HEAD; MAX_HEIGHT];
-        self.find_greater_or_equal(&ikey, Some(&mut prev));
+        if !self.follows_last(&ikey, &mut prev) {
+            self.find_greater_or_equal(&ikey, Some(&mut prev));
+        }
         let height = self.random_height();
         if height > self.height {
             for p in prev.iter_mut().take(height).skip(self.height) {
@@ -302,6 +332,8 @@ impl SkipList {
             self.set_word(p as usize * 4 + TOWER_HEADER + 4 * level, node);
         }
         self.filter.add(user_key);
+        self.last = node;
+        self.last_prev = prev;
         self.len += 1;
         // LevelDB's count: the encoded entry (varint lengths, key, value), an 8-byte node
         // and 4 bytes a link, as the layouts before this one counted it too.
@@ -925,5 +957,88 @@ mod tests {
                 None => assert!(!it.valid()),
             }
         }
+    }
+
+    /// Every level's links of `list`, checked: each level is in strictly ascending internal
+    /// key order and holds exactly the nodes at least that tall. Returns level 0's keys.
+    fn checked_levels(list: &SkipList) -> Vec<Vec<u8>> {
+        let mut heights = Vec::new();
+        let mut keys = Vec::new();
+        let mut x = list.next(HEAD, 0);
+        while x != NIL {
+            heights.push(list.word(x as usize * 4 + 16) as usize);
+            keys.push(list.key(x).to_vec());
+            x = list.next(x, 0);
+        }
+        for level in 0..MAX_HEIGHT {
+            let mut at_level = Vec::new();
+            let mut x = list.next(HEAD, level);
+            while x != NIL {
+                at_level.push(list.key(x).to_vec());
+                x = list.next(x, level);
+            }
+            for pair in at_level.windows(2) {
+                assert_eq!(
+                    compare_internal_keys(&pair[0], &pair[1]),
+                    Ordering::Less,
+                    "level {level} out of order"
+                );
+            }
+            let tall: Vec<_> = keys
+                .iter()
+                .zip(&heights)
+                .filter(|(_, &h)| h > level)
+                .map(|(k, _)| k.clone())
+                .collect();
+            assert_eq!(at_level, tall, "level {level}");
+        }
+        keys
+    }
+
+    #[test]
+    fn inserts_after_the_last_one_link_every_level_as_a_search_would() {
+        // Ascending runs (the shortcut), descending runs and random keys (the search), a
+        // key equal to the last but newer (sorts before it: the search), and runs that
+        // start right after the last key but overtake a later node (the search again).
+        let mem = MemTable::new();
+        let mut model = BTreeMap::new();
+        let mut rng = Random::new(77);
+        let mut seq = 0u64;
+        let mut add = |k: Vec<u8>, model: &mut BTreeMap<_, _>| {
+            seq += 1;
+            mem.add(seq, ValueType::Value, &k, b"v");
+            model.insert(
+                (k.clone(), std::cmp::Reverse(seq)),
+                make_internal_key(&k, seq, ValueType::Value),
+            );
+        };
+        for round in 0..40u32 {
+            let base = rng.uniform(100_000);
+            match round % 4 {
+                0 => {
+                    (0..500).for_each(|i| add(format!("k{:07}", base + i).into_bytes(), &mut model))
+                }
+                1 => (0..200)
+                    .rev()
+                    .for_each(|i| add(format!("k{:07}", base + i).into_bytes(), &mut model)),
+                2 => (0..300).for_each(|_| {
+                    add(
+                        format!("k{:07}", rng.uniform(100_000)).into_bytes(),
+                        &mut model,
+                    )
+                }),
+                _ => (0..100).for_each(|i| {
+                    let k = format!("k{:07}", base + i / 2).into_bytes();
+                    add(k, &mut model)
+                }),
+            }
+        }
+        let list = mem.list.read().unwrap();
+        assert_eq!(list.len, 40 / 4 * (500 + 200 + 300 + 100));
+        let keys = checked_levels(&list);
+        let expected: Vec<_> = model.into_values().collect();
+        assert_eq!(keys, expected);
+        // Levels above one were built too: the shortcut linked towers, not only level 0.
+        assert!(list.height >= 5, "height {}", list.height);
     }
 }
