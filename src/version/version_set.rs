@@ -184,6 +184,10 @@ pub struct VersionSet {
     pub compact_pointers: [Vec<u8>; NUM_LEVELS],
     /// Versions handed to readers; their files stay on disk while any is alive.
     handed_out: Vec<std::sync::Weak<Version>>,
+    /// Whether `current` is in `handed_out` already: every read takes the current Version,
+    /// and only the first of them after it changed needs to record it (each search of the
+    /// list was 4% of a point read from the memtable).
+    current_recorded: bool,
 }
 
 impl VersionSet {
@@ -215,6 +219,7 @@ impl VersionSet {
             manifest: None,
             compact_pointers: pointers,
             handed_out: Vec::new(),
+            current_recorded: false,
         }
     }
 
@@ -243,13 +248,17 @@ impl VersionSet {
     /// The current Version, recorded as handed out.
     pub fn current(&mut self) -> Arc<Version> {
         let v = self.current.clone();
-        self.handed_out.retain(|w| w.strong_count() > 0);
-        if !self
-            .handed_out
-            .iter()
-            .any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(&v)))
-        {
-            self.handed_out.push(Arc::downgrade(&v));
+        if !self.current_recorded {
+            // The current Version is alive (held here), so no pruning below drops its record.
+            self.handed_out.retain(|w| w.strong_count() > 0);
+            if !self
+                .handed_out
+                .iter()
+                .any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(&v)))
+            {
+                self.handed_out.push(Arc::downgrade(&v));
+            }
+            self.current_recorded = true;
         }
         v
     }
@@ -364,6 +373,7 @@ impl VersionSet {
             ));
         };
         self.current = Arc::new(version);
+        self.current_recorded = false;
         self.log_number = w.log_number;
         self.prev_log_number = w.prev_log_number;
         Ok(())
