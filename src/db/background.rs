@@ -350,6 +350,8 @@ impl DbInner {
         st.flushing = false;
         if result.is_ok() {
             let flushed = st.imm.take();
+            // The last read's view may hold the flushed memtable too: freed below with it.
+            let view = st.view.take();
             // Older logs are no longer needed: their entries are in synced tables now.
             let live = st.log_file_number;
             st.unsynced_logs.retain(|(n, _)| *n >= live);
@@ -363,6 +365,7 @@ impl DbInner {
             self.bg_cv.notify_all();
             drop(it);
             drop(flushed);
+            drop(view);
             drop(imm);
             st = self.state.lock().unwrap();
             st = self.delete_obsolete_files(st);
@@ -387,6 +390,9 @@ impl DbInner {
     ) -> (MutexGuard<'a, State>, Result<()>) {
         if !self.options.background_thread {
             let r = st.versions.log_and_apply(edit);
+            // Reads take the new Version from here on, and the old one (its files) is not
+            // kept alive by a cached view until the next read.
+            st.view = None;
             return (st, r);
         }
         while st.manifest_writing {
@@ -408,6 +414,7 @@ impl DbInner {
         let mut st = self.state.lock().unwrap();
         st.manifest_writing = false;
         let r = st.versions.finish_apply(w, written);
+        st.view = None;
         self.bg_cv.notify_all();
         (st, r)
     }

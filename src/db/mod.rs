@@ -231,11 +231,24 @@ struct ManualCompaction {
     done: bool,
 }
 
+/// What a read sees: the memtables and the Version, taken together under the state lock.
+struct ReadView {
+    mem: Arc<MemTable>,
+    imm: Option<Arc<MemTable>>,
+    version: Arc<Version>,
+}
+
 /// Mutable state, under `DbInner::state`.
 struct State {
     mem: Arc<MemTable>,
     imm: Option<Arc<MemTable>>,
     versions: VersionSet,
+    /// The last `ReadView` handed out, handed out again while it is current: a read then
+    /// takes one reference under the lock, not three (and records no Version). Checked
+    /// against `mem`, `imm` and the current Version at every read, so a change nobody cleared
+    /// it for is still seen; cleared at switches, flushes and installs all the same, so an old
+    /// memtable or Version (and its files) is not kept alive until the next read.
+    view: Option<Arc<ReadView>>,
     /// The open write-ahead log (None when read-only, or while the leader writes to it).
     log: Option<log::Writer>,
     log_file_number: u64,
@@ -513,17 +526,19 @@ impl Db {
     /// false or an error `value` is cleared.
     pub fn get_into(&self, options: &ReadOptions, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
         value.clear();
-        let (mem, imm, version, last) = self.inner.read_view();
+        let (view, last) = self.inner.read_view();
         let seq = options.snapshot.unwrap_or(last).min(last);
         let lkey = LookupKey::new(key, seq);
-        for m in std::iter::once(&mem).chain(imm.as_ref()) {
+        for m in std::iter::once(&view.mem).chain(view.imm.as_ref()) {
             match m.get_into(&lkey, value) {
                 Lookup::Found => return Ok(true),
                 Lookup::Deleted => return Ok(false),
                 Lookup::Missing => {}
             }
         }
-        let found = version.get(options, &lkey, &self.inner.table_cache, value);
+        let found = view
+            .version
+            .get(options, &lkey, &self.inner.table_cache, value);
         let (found, seek_due) = found.inspect_err(|_| value.clear())?;
         if seek_due && !self.inner.options.read_only {
             let st = self.inner.state.lock().unwrap();
@@ -534,14 +549,18 @@ impl Db {
 
     /// An iterator over user keys as of the options' snapshot (or now). Unpositioned.
     pub fn iter(&self, options: &ReadOptions) -> DbIter {
-        let (mem, imm, version, last) = self.inner.read_view();
+        let (view, last) = self.inner.read_view();
         let seq = options.snapshot.unwrap_or(last).min(last);
-        let mut children: Vec<Box<dyn InternalIterator>> = vec![Box::new(mem.iter())];
-        if let Some(imm) = imm {
+        let mut children: Vec<Box<dyn InternalIterator>> = vec![Box::new(view.mem.iter())];
+        if let Some(imm) = &view.imm {
             children.push(Box::new(imm.iter()));
         }
-        children.extend(version.iterators(options, &self.inner.table_cache));
-        DbIter::new(Box::new(MergingIterator::new(children)), seq, version)
+        children.extend(view.version.iterators(options, &self.inner.table_cache));
+        DbIter::new(
+            Box::new(MergingIterator::new(children)),
+            seq,
+            view.version.clone(),
+        )
     }
 
     /// The headline workload: every live entry in key order.
@@ -707,21 +726,36 @@ impl Drop for Db {
 }
 
 impl DbInner {
-    fn read_view(
-        &self,
-    ) -> (
-        Arc<MemTable>,
-        Option<Arc<MemTable>>,
-        Arc<Version>,
-        SequenceNumber,
-    ) {
-        let mut st = self.state.lock().unwrap();
-        (
-            st.mem.clone(),
-            st.imm.clone(),
-            st.versions.current(),
-            st.versions.last_sequence,
-        )
+    /// The memtables and Version a read uses, and the last sequence, as of now.
+    fn read_view(&self) -> (Arc<ReadView>, SequenceNumber) {
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        // Pointer equality is exact here: the view holds each of its Arcs, so none of them can
+        // be freed and its address reused while the view is kept.
+        let current = st.view.as_ref().is_some_and(|v| {
+            Arc::ptr_eq(&v.mem, &st.mem)
+                && match (&v.imm, &st.imm) {
+                    (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                    (None, None) => true,
+                    _ => false,
+                }
+                && Arc::ptr_eq(&v.version, st.versions.peek_current())
+        });
+        let view = if current { st.view.clone() } else { None };
+        if let Some(view) = view {
+            return (view, st.versions.last_sequence);
+        }
+        let view = Arc::new(ReadView {
+            mem: st.mem.clone(),
+            imm: st.imm.clone(),
+            version: st.versions.current(),
+        });
+        let stale = st.view.replace(view.clone());
+        let last = st.versions.last_sequence;
+        drop(guard);
+        // A stale view may be the last to hold a flushed memtable: freed without the lock.
+        drop(stale);
+        (view, last)
     }
 
     fn table_options(&self) -> TableBuilderOptions {

@@ -361,6 +361,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
             mem,
             imm: None,
             versions,
+            view: None,
             log: log_writer,
             log_file_number,
             // The MANIFEST edit naming the new log synced the folder (log_and_apply). A log

@@ -450,6 +450,7 @@ impl DbInner {
             let fresh = MemTable::with_capacity(self.options.write_buffer_size);
             let full = std::mem::replace(&mut st.mem, Arc::new(fresh));
             st.imm = Some(full);
+            st.view = None;
             self.has_imm.store(true, Ordering::Release);
             signal_point("DbInner::make_room:switched");
             force = false;
