@@ -112,7 +112,7 @@ pub(super) struct WriteQueue {
 }
 
 /// A leader's duty to the writers it took along and to those behind it: done by
-/// `DbInner::hand_on` after the commit, or on drop if the commit unwinds (a panic in a
+/// `Leadership::hand_on` after the commit, or on drop if the commit unwinds (a panic in a
 /// storage or a memtable insert), so that no writer sleeps forever behind a leader that is
 /// gone.
 struct Leadership<'a> {
