@@ -13,14 +13,7 @@ use strata::storage::{MemStorage, Storage};
 use strata::{Db, Options, ReadOptions, WriteOptions};
 
 fn tables_in(storage: &dyn Storage, dir: &str) -> Vec<String> {
-    let mut tables: Vec<String> = storage
-        .list(dir)
-        .unwrap()
-        .into_iter()
-        .filter(|n| n.ends_with(".ldb"))
-        .collect();
-    tables.sort();
-    tables
+    common::files_in(storage, dir, ".ldb")
 }
 
 fn key(i: u32) -> Vec<u8> {

@@ -60,9 +60,8 @@ fn assert_written(storage: Arc<dyn Storage>, options: Options, db: Arc<Db>, keys
     assert_eq!(db.scan().unwrap().entries, keys.len() as u64);
 }
 
-/// Holds `A` when it leads (until `release A`) and `B` before it sleeps the first time (until
-/// `release B`); counts every thread's leads, sleeps and wakes.
-fn hold_a_leading_and_b_before_sleeping(latch: &Latch, release_a: &Arc<AtomicBool>) {
+/// Holds `A` when it leads (until `release A`); counts every thread's leads.
+fn hold_a_leading(latch: &Latch, release_a: &Arc<AtomicBool>) {
     let l = latch.clone();
     let release = release_a.clone();
     sync_point::set_callback("DbInner::write:lead", move || {
@@ -73,6 +72,42 @@ fn hold_a_leading_and_b_before_sleeping(latch: &Latch, release_a: &Arc<AtomicBoo
             assert!(l.wait_for("release A", 1, STEP), "A was never released");
         }
     });
+}
+
+/// A database with a 64 KiB write buffer and no background thread (none to clear a poisoned
+/// state lock by chance, so the write path's guard must), holding `before`.
+fn open_small_without_thread(before: &[u8]) -> (Arc<dyn Storage>, Options, Arc<Db>) {
+    let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
+    let options = Options {
+        background_thread: false,
+        write_buffer_size: 64 << 10,
+        ..Options::google().create()
+    };
+    let db = Arc::new(Db::open(storage.clone(), "db", options.clone()).unwrap());
+    db.put(&WriteOptions::default(), b"before", before).unwrap();
+    (storage, options, db)
+}
+
+/// Makes `who` panic at its memtable switch, with the state lock held (as a storage that
+/// panics creating the new log would); counts that and every thread's sleeps.
+fn panic_at_switch(latch: &Latch, who: &'static str) {
+    let l = latch.clone();
+    sync_point::set_callback("DbInner::make_room:switched", move || {
+        if thread_name() == who {
+            l.signal(&format!("{who} panics"));
+            panic!("injected: {who}'s commit fails with the state lock held");
+        }
+    });
+    let l = latch.clone();
+    sync_point::set_callback("DbInner::write:parking", move || {
+        l.signal("parking");
+    });
+}
+
+/// Holds `A` when it leads (until `release A`) and `B` before it sleeps the first time (until
+/// `release B`); counts every thread's leads, sleeps and wakes.
+fn hold_a_leading_and_b_before_sleeping(latch: &Latch, release_a: &Arc<AtomicBool>) {
+    hold_a_leading(latch, release_a);
     let l = latch.clone();
     sync_point::set_callback("DbInner::write:parking", move || {
         l.signal("parking");
@@ -196,40 +231,11 @@ fn a_leader_panicking_in_its_commit_fails_its_group_and_later_writes_instead_of_
             let latch = latch.clone();
             move || {
                 // A 64 KiB write buffer: A's 100 KB value fills the memtable, so B's commit
-                // switches to a new one, and panics there with the state lock held (as a
-                // storage that panics creating the new log would). No background thread: none
-                // to clear the lock's poison by chance, so the guard must.
-                let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
-                let options = Options {
-                    background_thread: false,
-                    write_buffer_size: 64 << 10,
-                    ..Options::google().create()
-                };
-                let db = Arc::new(Db::open(storage.clone(), "db", options.clone()).unwrap());
-                db.put(&WriteOptions::default(), b"before", b"before")
-                    .unwrap();
+                // switches to a new one, and panics there with the state lock held.
+                let (storage, options, db) = open_small_without_thread(b"before");
                 let release_a = Arc::new(AtomicBool::new(false));
-                let l = latch.clone();
-                let release = release_a.clone();
-                sync_point::set_callback("DbInner::write:lead", move || {
-                    l.signal("lead");
-                    l.signal(&format!("lead {}", thread_name()));
-                    if thread_name() == "A" && !release.load(Ordering::SeqCst) {
-                        l.signal("held");
-                        assert!(l.wait_for("release A", 1, STEP), "A was never released");
-                    }
-                });
-                let l = latch.clone();
-                sync_point::set_callback("DbInner::make_room:switched", move || {
-                    if thread_name() == "B" {
-                        l.signal("B panics");
-                        panic!("injected: B's commit fails with the state lock held");
-                    }
-                });
-                let l = latch.clone();
-                sync_point::set_callback("DbInner::write:parking", move || {
-                    l.signal("parking");
-                });
+                hold_a_leading(&latch, &release_a);
+                panic_at_switch(&latch, "B");
 
                 // A leads alone and is held; B and C queue behind it. A commits and wakes B,
                 // which leads a group of B and C and panics in it.
@@ -301,39 +307,13 @@ fn a_leader_that_never_queued_panicking_wakes_the_writers_behind_it_with_the_err
                 // A 64 KiB write buffer, already full: A, writing alone to an idle database,
                 // leads without entering the queue and switches memtables, where it panics
                 // with the state lock held. B and C queue behind it meanwhile.
-                let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
-                let options = Options {
-                    background_thread: false,
-                    write_buffer_size: 64 << 10,
-                    ..Options::google().create()
-                };
-                let db = Arc::new(Db::open(storage.clone(), "db", options.clone()).unwrap());
-                db.put(&WriteOptions::default(), b"before", &vec![7u8; 100_000])
-                    .unwrap();
+                let (storage, options, db) = open_small_without_thread(&vec![7u8; 100_000]);
                 let release_a = Arc::new(AtomicBool::new(false));
-                let l = latch.clone();
-                let release = release_a.clone();
-                sync_point::set_callback("DbInner::write:lead", move || {
-                    l.signal(&format!("lead {}", thread_name()));
-                    if thread_name() == "A" && !release.load(Ordering::SeqCst) {
-                        l.signal("held");
-                        assert!(l.wait_for("release A", 1, STEP), "A was never released");
-                    }
-                });
-                let l = latch.clone();
-                sync_point::set_callback("DbInner::make_room:switched", move || {
-                    if thread_name() == "A" {
-                        l.signal("A panics");
-                        panic!("injected: A's commit fails with the state lock held");
-                    }
-                });
+                hold_a_leading(&latch, &release_a);
+                panic_at_switch(&latch, "A");
                 let l = latch.clone();
                 sync_point::set_callback("DbInner::write:enqueued", move || {
                     l.signal("enqueued");
-                });
-                let l = latch.clone();
-                sync_point::set_callback("DbInner::write:parking", move || {
-                    l.signal("parking");
                 });
 
                 let db_a = db.clone();

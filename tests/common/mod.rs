@@ -121,17 +121,22 @@ pub fn load_into_mem(src: &Path, dir: &str) -> strata::MemStorage {
     mem
 }
 
-/// The write-ahead logs in folder `dir` of `storage`, sorted: oldest first (their numbers are
-/// zero-padded).
-pub fn logs_in(storage: &dyn Storage, dir: &str) -> Vec<String> {
-    let mut logs: Vec<String> = storage
+/// The files in folder `dir` of `storage` whose names end with `suffix`, sorted: oldest
+/// first for numbered files (their numbers are zero-padded).
+pub fn files_in(storage: &dyn Storage, dir: &str, suffix: &str) -> Vec<String> {
+    let mut files: Vec<String> = storage
         .list(dir)
         .unwrap()
         .into_iter()
-        .filter(|n| n.ends_with(".log"))
+        .filter(|n| n.ends_with(suffix))
         .collect();
-    logs.sort();
-    logs
+    files.sort();
+    files
+}
+
+/// The write-ahead logs in folder `dir` of `storage`, oldest first.
+pub fn logs_in(storage: &dyn Storage, dir: &str) -> Vec<String> {
+    files_in(storage, dir, ".log")
 }
 
 /// The name of the write-ahead log in `dir`, a database folder holding exactly one.
