@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use super::block::{Block, BlockIter};
 use super::filter_block::FilterBlockReader;
 use super::format::{
-    check_handle, check_trailer, decode_block_slice, read_block, BlockHandle, Footer,
+    check_handle, check_trailer, decode_block, decode_block_slice, read_block, BlockHandle, Footer,
     BLOCK_TRAILER_SIZE, FOOTER_SIZE,
 };
 use super::readahead::{Readahead, ReadaheadPool, Successor, AUTO_READAHEAD_BLOCKS};
@@ -175,33 +175,41 @@ impl Table {
     }
 
     pub fn block_at(&self, handle: BlockHandle, options: &ReadOptions) -> Result<Arc<Block>> {
-        Ok(self.block_at_counted(handle, options)?.0)
+        Ok(self.block_at_counted(handle, options, true)?.0)
     }
 
     /// `block_at`, and whether the block was decoded for this read: not a cache hit, not
-    /// borrowed from the file's map (what auto readahead counts).
+    /// borrowed from the file's map (what auto readahead counts). `admit`: a block lent from
+    /// the map may be offered to the cache (below); a scan's step to the next block passes
+    /// false.
     pub fn block_at_counted(
         &self,
         handle: BlockHandle,
         options: &ReadOptions,
+        admit: bool,
     ) -> Result<(Arc<Block>, bool)> {
         let key = (self.cache_id, handle.offset);
-        if let Some(cache) = &self.settings.block_cache {
-            if let Some(b) = cache.get(&key) {
-                return Ok((b, false));
-            }
+        let cache = self.settings.block_cache.as_ref();
+        if let Some(b) = cache.and_then(|c| c.get(&key)) {
+            return Ok((b, false));
         }
         // Reads that fill the cache are point reads and user iterators: they use the file's
         // map. Bulk reads (fill_cache off) read with pread.
-        let block = self.read_block_via(handle, options.verify_checksums, options.fill_cache)?;
+        //
+        // A block borrowed from the map is not cached on its first read (as in LevelDB):
+        // borrowing it again costs less than a cache entry's insert and eviction (3B random
+        // reads without compression, 1 M: 2.6-2.7 us/op uncached, 2.95 cached), and a cached
+        // borrow would keep its table mapped (and, once compacted away, its disk space) while
+        // cached. Read again soon after (`Cache::seen_recently`), it is copied, its checksum
+        // verified on the copy, and the copy cached: a borrow verifies the block's checksum at
+        // every read, and a hot block's 4 KiB CRC was half of readhot without compression.
+        let own = || admit && options.fill_cache && cache.is_some_and(|c| c.seen_recently(&key));
+        let block =
+            self.read_block_via(handle, options.verify_checksums, options.fill_cache, &own)?;
         let block = Arc::new(block.0);
-        // A block borrowed from the map is not cached (as in LevelDB): borrowing it again
-        // costs less than a cache entry's insert and eviction (3B random reads without
-        // compression, 1 M: 2.6-2.7 us/op uncached, 2.95 cached), and a cached borrow would
-        // keep its table mapped (and, once compacted away, its disk space) while cached.
         let decoded = !block.is_mapped();
         if options.fill_cache && decoded {
-            if let Some(cache) = &self.settings.block_cache {
+            if let Some(cache) = cache {
                 cache.insert(key, block.clone(), block.charge());
             }
         }
@@ -210,18 +218,20 @@ impl Table {
 
     /// Reads and decodes one block without the cache: `(block, compression id)`.
     pub fn read_block_uncached(&self, handle: BlockHandle, verify: bool) -> Result<(Block, u8)> {
-        self.read_block_via(handle, verify, false)
+        self.read_block_via(handle, verify, false, &|| false)
     }
 
-    /// `read_block_uncached`, through the file's map when it has one and `use_map` is set.
+    /// `read_block_uncached`, through the file's map when it has one and `use_map` is set;
+    /// an uncompressed block from the map is borrowed unless `own` says to copy it.
     fn read_block_via(
         &self,
         handle: BlockHandle,
         verify: bool,
         use_map: bool,
+        own: &dyn Fn() -> bool,
     ) -> Result<(Block, u8)> {
         if let Some(map) = self.map.as_ref().filter(|_| use_map) {
-            if let Some(read) = self.read_mapped(map, handle, verify) {
+            if let Some(read) = self.read_mapped(map, handle, verify, own) {
                 return read.map_err(|e| e.in_file(self.name.clone()).at_offset(handle.offset));
             }
         }
@@ -253,14 +263,16 @@ impl Table {
     }
 
     /// The block at `handle` out of the file's map: an uncompressed block is borrowed (no
-    /// copy, as LevelDB reads its mapped tables), a compressed one decompressed from it. `None`
-    /// when the block lies beyond the mapped length (a file shorter than the MANIFEST says:
-    /// the read path reports it).
+    /// copy, as LevelDB reads its mapped tables) unless `own()` (asked only then) says to
+    /// copy it, a compressed one decompressed from it. A copy's checksum is verified on the
+    /// copy: the bytes kept are the bytes checked. `None` when the block lies beyond the
+    /// mapped length (a file shorter than the MANIFEST says: the read path reports it).
     fn read_mapped(
         &self,
         map: &bytes::Bytes,
         handle: BlockHandle,
         verify: bool,
+        own: &dyn Fn() -> bool,
     ) -> Option<Result<(Block, u8)>> {
         let max = self.settings.max_block_size;
         if let Err(e) = check_handle(handle, self.size, max) {
@@ -276,6 +288,12 @@ impl Table {
                 let contents = decode_block_slice(raw, verify, max)?;
                 let id = contents.compression_id;
                 return Ok((Block::new(contents.data)?.stored_as(id), id));
+            }
+            if own() {
+                let mut copy = buffer_pool::take(raw.len());
+                copy.copy_from_slice(raw);
+                let contents = decode_block(copy, verify, max)?;
+                return Ok((Block::new(contents.data)?.stored_as(0), 0));
             }
             check_trailer(raw, verify)?;
             Ok((Block::mapped(map.slice(start..start + n))?.stored_as(0), 0))
@@ -490,6 +508,7 @@ impl Table {
             readahead: None,
             auto: None,
             next_offset: None,
+            last_offset: None,
         };
         if let Some(pool) = &self.settings.readahead {
             let o = &opener.options;
@@ -595,6 +614,8 @@ pub struct BlockOpener {
     /// Where the block after the last one opened starts: a block opened there continues a
     /// forward run, and the one after it is prefetched (`Table::prefetch_mapped`).
     next_offset: Option<u64>,
+    /// Where the last block opened starts: a block ending there continues a backward run.
+    last_offset: Option<u64>,
 }
 
 /// Auto readahead (`ReadOptions::auto_readahead`): a table iterator counts the consecutive
@@ -683,12 +704,18 @@ impl InnerOpener for BlockOpener {
             .saturating_add(handle.size)
             .saturating_add(BLOCK_TRAILER_SIZE as u64);
         let run_goes_on = self.next_offset == Some(handle.offset);
+        // A scan stepping to the next block (either way) does not offer a lent block to the
+        // cache on a second read: a rescan would otherwise fill it with copies.
+        let steps_on = run_goes_on || self.last_offset == Some(end);
         self.next_offset = Some(end);
+        self.last_offset = Some(handle.offset);
         let from_readahead = self.readahead.as_mut().and_then(|r| r.block(handle));
         let block = match from_readahead {
             Some(block) => block?,
             None => {
-                let (block, decoded) = self.table.block_at_counted(handle, &self.options)?;
+                let (block, decoded) =
+                    self.table
+                        .block_at_counted(handle, &self.options, !steps_on)?;
                 if counting {
                     if let Some(auto) = &mut self.auto {
                         auto.run = if decoded { auto.run + 1 } else { 0 };

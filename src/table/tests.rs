@@ -924,10 +924,11 @@ fn readahead_workers_never_preempt_on_wake_up() {
     }
 }
 
-/// A memory-mapped table lends its uncompressed data blocks (no copy, never cached) and
-/// decompresses the others out of the map; every read answers as with `pread`. A lent block
-/// outlives its table, its file handle and the file's name; damage in a lent block is
-/// reported with the table's name and the block's offset.
+/// A memory-mapped table lends its uncompressed data blocks (no copy, not cached on a first
+/// read; a second read soon after caches a verified copy) and decompresses the others out of
+/// the map; every read answers as with `pread`. A lent block outlives its table, its file
+/// handle and the file's name; damage in a lent block is reported with the table's name and
+/// the block's offset, and a block damaged after its first read is refused on its second.
 #[cfg(not(target_arch = "wasm32"))]
 #[test]
 fn mapped_tables_lend_uncompressed_blocks() {
@@ -948,6 +949,84 @@ fn mapped_tables_lend_uncompressed_blocks() {
         for (fs, mapped) in [(FsStorage::new(), maps), (FsStorage::without_mmap(), false)] {
             let cache = Arc::new(Cache::new(64 << 20));
             let table = open(&fs, &path, size, &cache);
+            let handles = table.data_handles().unwrap().to_vec();
+            assert!(handles.len() > 50, "{} blocks", handles.len());
+            let lent = mapped && compression == CompressionType::None;
+            let read = |h| table.block_at(h, &ReadOptions::default()).unwrap();
+            // First reads: lent blocks are not cached; every other block read is (each at
+            // least its stored size: a decompressed block is larger).
+            let firsts: Vec<Arc<Block>> = handles.iter().map(|&h| read(h)).collect();
+            assert!(firsts.iter().all(|b| b.is_mapped() == lent));
+            let stored: usize = handles.iter().map(|h| h.size as usize).sum();
+            if lent {
+                assert_eq!(cache.usage(), 0);
+            } else {
+                assert!(cache.usage() >= stored, "{} < {stored}", cache.usage());
+            }
+            // Read again, a lent block is copied (its checksum verified on the copy) and the
+            // copy cached; a third read is the cache's.
+            let usage = cache.usage();
+            let again = read(handles[7]);
+            assert!(!again.is_mapped());
+            assert!(Arc::ptr_eq(&again, &read(handles[7])));
+            if lent {
+                assert_eq!(cache.usage(), again.charge());
+                assert!(again.charge() >= handles[7].size as usize);
+            } else {
+                assert!(Arc::ptr_eq(&again, &firsts[7]));
+                assert_eq!(cache.usage(), usage);
+            }
+            let entries_of = |b: &Arc<Block>| {
+                let mut bi = b.iter();
+                bi.seek_to_first();
+                let mut out = Vec::new();
+                while bi.valid() {
+                    out.push((bi.key().to_vec(), bi.value().to_vec()));
+                    bi.next();
+                }
+                bi.status().unwrap();
+                out
+            };
+            let held = entries_of(&again);
+            assert!(!held.is_empty());
+            assert_eq!(held, entries_of(&firsts[7]));
+            drop(firsts);
+            if lent {
+                // Scans: a rescan's steps from block to block are not offered to the cache,
+                // only where each scan starts (read by both scans: cached as a copy).
+                let cache = Arc::new(Cache::new(64 << 20));
+                let table = open(&fs, &path, size, &cache);
+                let scan = |forward: bool| {
+                    let mut it = table.iter(ReadOptions::default());
+                    let mut n = 0;
+                    if forward {
+                        it.seek_to_first();
+                    } else {
+                        it.seek_to_last();
+                    }
+                    while it.valid() {
+                        n += 1;
+                        if forward {
+                            it.next();
+                        } else {
+                            it.prev();
+                        }
+                    }
+                    it.status().unwrap();
+                    assert_eq!(n, entries.len());
+                };
+                scan(true);
+                scan(true);
+                let start = table.block_at(handles[0], &ReadOptions::default()).unwrap();
+                assert!(!start.is_mapped());
+                assert_eq!(cache.usage(), start.charge());
+                scan(false);
+                scan(false);
+                let end = *handles.last().unwrap();
+                let end = table.block_at(end, &ReadOptions::default()).unwrap();
+                assert!(!end.is_mapped());
+                assert_eq!(cache.usage(), start.charge() + end.charge());
+            }
             let mut it = table.iter(ReadOptions::default());
             check_iterator(&mut it, &entries, &mut rng);
             for (k, v) in entries.iter().step_by(5) {
@@ -957,11 +1036,6 @@ fn mapped_tables_lend_uncompressed_blocks() {
                     .unwrap();
                 assert_eq!((&fk, &fv), (k, v));
             }
-            let handles = table.data_handles().unwrap().to_vec();
-            assert!(handles.len() > 50, "{} blocks", handles.len());
-            let lent = mapped && compression == CompressionType::None;
-            let block = table.block_at(handles[7], &ReadOptions::default()).unwrap();
-            assert_eq!(block.is_mapped(), lent, "{compression:?} mapped {mapped}");
             // Bulk reads (cache off) read with pread: a whole-database pass through the map
             // would make the database resident.
             let bulk = ReadOptions {
@@ -973,14 +1047,6 @@ fn mapped_tables_lend_uncompressed_blocks() {
             let mut bi = b.iter();
             bi.seek_to_first();
             assert!(entries.iter().any(|(k, _)| k == bi.key()));
-            // Lent blocks are not cached; every other block read is (each at least its
-            // stored size: a decompressed block is larger).
-            let stored: usize = handles.iter().map(|h| h.size as usize).sum();
-            if lent {
-                assert_eq!(cache.usage(), 0);
-            } else {
-                assert!(cache.usage() >= stored, "{} < {stored}", cache.usage());
-            }
             // The block outlives the table, its file and the file's name.
             drop(it);
             drop(table);
@@ -1036,6 +1102,34 @@ fn mapped_tables_lend_uncompressed_blocks() {
             table
                 .block_at(handles[21], &ReadOptions::default())
                 .unwrap();
+        }
+        // Damaged after its first read (written in place, under the map): the second read's
+        // copy is checked, refused, and not cached; the read after it is refused too.
+        if cfg!(target_pointer_width = "64") && compression == CompressionType::None {
+            use std::io::{Seek, SeekFrom, Write};
+            let later = format!("{path}.later.ldb");
+            std::fs::copy(&path, &later).unwrap();
+            let cache = Arc::new(Cache::new(1 << 20));
+            let table = open(&FsStorage::new(), &later, size, &cache);
+            let first = table.block_at(target, &ReadOptions::default()).unwrap();
+            assert!(first.is_mapped());
+            drop(first);
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&later)
+                .unwrap();
+            f.seek(SeekFrom::Start(target.offset + 5)).unwrap();
+            f.write_all(&[bytes[target.offset as usize + 5]]).unwrap();
+            drop(f);
+            for _ in 0..2 {
+                let err = table
+                    .block_at(target, &ReadOptions::default())
+                    .err()
+                    .expect("a block damaged since its first read is refused");
+                assert!(err.to_string().contains("checksum"), "{err}");
+                assert_eq!(err.offset(), Some(target.offset));
+            }
+            assert_eq!(cache.usage(), 0);
         }
     }
 }
