@@ -161,7 +161,8 @@ impl Block {
 
     /// Memory the block holds, for the block cache: a pooled buffer may be larger than the
     /// block (`util::buffer_pool` hands out at most twice the size asked for). A mapped block
-    /// is never cached (`Table::block_at`); its charge is its length.
+    /// is never cached (`Table::block_at` caches an owned copy of one read again); its charge
+    /// is its length.
     pub fn charge(&self) -> usize {
         match &self.data {
             BlockData::Owned(v) => v.capacity(),
