@@ -150,6 +150,27 @@ pub fn only_log(dir: &Path) -> String {
     logs.into_iter().next().unwrap()
 }
 
+/// Waits until `db` has no flush or compaction scheduled or running, seen twice 20 ms apart
+/// (with no writes coming, it then stays so): its folder is then stable, and a copy of it is
+/// a point-in-time crash image (a file listed, then removed by an install before its copy,
+/// failed a copy of a live folder). Panics after 60 s.
+pub fn settle(db: &strata::Db) {
+    let start = std::time::Instant::now();
+    loop {
+        if !db.background_busy() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            if !db.background_busy() {
+                return;
+            }
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "background work still running after 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 /// Copies a folder (files only, one level) to `dst`.
 pub fn copy_dir(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap();
