@@ -115,6 +115,24 @@ fn walk(it: &mut dyn InternalIterator, forward: bool) -> usize {
     n
 }
 
+/// Steps `it` like `walk` and returns the entries it passed, in key order either way.
+fn entries_from(it: &mut dyn InternalIterator, forward: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    while it.valid() {
+        out.push((it.key().to_vec(), it.value().to_vec()));
+        if forward {
+            it.next()
+        } else {
+            it.prev()
+        }
+    }
+    it.status().unwrap();
+    if !forward {
+        out.reverse();
+    }
+    out
+}
+
 /// A block of `entries` with restarts every `interval` entries.
 fn block_of(entries: &[(Vec<u8>, Vec<u8>)], interval: usize) -> Vec<u8> {
     let mut b = BlockBuilder::new(interval);
@@ -511,15 +529,8 @@ fn auto_readahead_starts_on_a_forward_run_of_decoded_blocks_only() {
     let before = stats();
     let mut it = table.iter(uncached.clone());
     it.seek_to_last();
-    let mut got = Vec::new();
-    while it.valid() {
-        got.push((it.key().to_vec(), it.value().to_vec()));
-        it.prev();
-    }
-    it.status().unwrap();
+    assert_eq!(entries_from(&mut it, false), entries);
     drop(it);
-    got.reverse();
-    assert_eq!(got, entries);
     let after = stats();
     assert_eq!(
         after.blocks_delivered - before.blocks_delivered,
@@ -979,13 +990,7 @@ fn mapped_tables_lend_uncompressed_blocks() {
             let entries_of = |b: &Arc<Block>| {
                 let mut bi = b.iter();
                 bi.seek_to_first();
-                let mut out = Vec::new();
-                while bi.valid() {
-                    out.push((bi.key().to_vec(), bi.value().to_vec()));
-                    bi.next();
-                }
-                bi.status().unwrap();
-                out
+                entries_from(&mut bi, true)
             };
             let held = entries_of(&again);
             assert!(!held.is_empty());
@@ -998,22 +1003,12 @@ fn mapped_tables_lend_uncompressed_blocks() {
                 let table = open(&fs, &path, size, &cache);
                 let scan = |forward: bool| {
                     let mut it = table.iter(ReadOptions::default());
-                    let mut n = 0;
                     if forward {
                         it.seek_to_first();
                     } else {
                         it.seek_to_last();
                     }
-                    while it.valid() {
-                        n += 1;
-                        if forward {
-                            it.next();
-                        } else {
-                            it.prev();
-                        }
-                    }
-                    it.status().unwrap();
-                    assert_eq!(n, entries.len());
+                    assert_eq!(walk(&mut it, forward), entries.len());
                 };
                 scan(true);
                 scan(true);
