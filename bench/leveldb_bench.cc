@@ -30,44 +30,15 @@
 
 namespace {
 
-struct Random {  // LevelDB util/random.h
-  uint32_t seed;
-  explicit Random(uint32_t s) : seed(s & 0x7fffffffu) {
-    if (seed == 0 || seed == 2147483647L) seed = 1;
-  }
-  uint32_t Next() {
-    const uint32_t M = 2147483647L;
-    const uint64_t A = 16807;
-    uint64_t product = seed * A;
-    seed = static_cast<uint32_t>((product >> 31) + (product & M));
-    if (seed > M) seed -= M;
-    return seed;
-  }
-  uint32_t Uniform(int n) { return Next() % n; }
-};
+using Random = harness::Random;
 
-// The values' bytes are made at the first Generate (LevelDB's db_bench makes its generator in
-// DoWrite): a workload that writes nothing does not time making 1 MiB of them.
+// harness::ValueGen's values (made at a workload's first write) as leveldb::Slices.
 struct ValueGen {
-  std::string data;
-  size_t pos = 0;
-  double ratio;
-  explicit ValueGen(double ratio) : ratio(ratio) {}
-  void Fill() {
-    Random rnd(301);
-    while (data.size() < (1u << 20)) {
-      int raw = static_cast<int>(100 * ratio);
-      if (raw < 1) raw = 1;
-      std::string piece;
-      for (int i = 0; i < raw; i++) piece.push_back(static_cast<char>(' ' + rnd.Uniform(95)));
-      for (int i = 0; i < 100; i++) data.push_back(piece[i % raw]);
-    }
-  }
+  harness::ValueGen gen;
+  explicit ValueGen(double ratio) : gen(ratio) {}
   leveldb::Slice Generate(size_t len) {
-    if (data.empty()) Fill();
-    if (pos + len > data.size()) pos = 0;
-    pos += len;
-    return leveldb::Slice(data.data() + pos - len, len);
+    std::string_view v = gen.Generate(len);
+    return leveldb::Slice(v.data(), v.size());
   }
 };
 

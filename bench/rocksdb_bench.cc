@@ -42,39 +42,15 @@
 
 namespace {
 
-struct Random {  // LevelDB util/random.h
-  uint32_t seed;
-  explicit Random(uint32_t s) : seed(s & 0x7fffffffu) {
-    if (seed == 0 || seed == 2147483647L) seed = 1;
-  }
-  uint32_t Next() {
-    const uint32_t M = 2147483647L;
-    const uint64_t A = 16807;
-    uint64_t product = seed * A;
-    seed = static_cast<uint32_t>((product >> 31) + (product & M));
-    if (seed > M) seed -= M;
-    return seed;
-  }
-  uint32_t Uniform(int n) { return Next() % n; }
-};
+using Random = harness::Random;
 
+// harness::ValueGen's values (made at a workload's first write) as rocksdb::Slices.
 struct ValueGen {
-  std::string data;
-  size_t pos = 0;
-  explicit ValueGen(double ratio) {
-    Random rnd(301);
-    while (data.size() < (1u << 20)) {
-      int raw = static_cast<int>(100 * ratio);
-      if (raw < 1) raw = 1;
-      std::string piece;
-      for (int i = 0; i < raw; i++) piece.push_back(static_cast<char>(' ' + rnd.Uniform(95)));
-      for (int i = 0; i < 100; i++) data.push_back(piece[i % raw]);
-    }
-  }
+  harness::ValueGen gen;
+  explicit ValueGen(double ratio) : gen(ratio) {}
   rocksdb::Slice Generate(size_t len) {
-    if (pos + len > data.size()) pos = 0;
-    pos += len;
-    return rocksdb::Slice(data.data() + pos - len, len);
+    std::string_view v = gen.Generate(len);
+    return rocksdb::Slice(v.data(), v.size());
   }
 };
 

@@ -201,6 +201,8 @@ fn workload(flags: &Flags, name: &str, db: &Db) -> Result<Outcome, Error> {
     let n_all = flags.num.max(1);
     let hist = flags.histogram || name == "writes_during_flush";
     let mut gen = ValueGen::new(flags.compression_ratio);
+    // Its bytes made before any workload's clock starts.
+    gen.generate(0);
     let mut rnd = Random::new(1000);
     let w = WriteOptions::default();
     let r = ReadOptions::default();
