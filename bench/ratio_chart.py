@@ -3,11 +3,28 @@ above 1 means Strata is ahead, on a log scale with the 1.0 line drawn. Used by t
 bench/leveldb_page.py and bench/kvbench.sh (bench/db_bench.sh and bench/rucksdb_report.py draw
 their own). Without matplotlib the chart is skipped, loudly, and the report keeps its tables."""
 
+import math
 import os
 import sys
 import textwrap
 
 COLOURS = {"leveldb": "#3d6b94", "rocksdb": "#d08c32", "sqlite": "#6b9a4a", "kyotocabinet": "#8c5fa8", "lmdb": "#b0413e"}
+
+
+# Candidate ticks, most wanted first: 1 always, then the round ratios, then the in-betweens.
+TICKS = (1, 0.5, 2, 0.1, 10, 100, 0.2, 5, 50, 20, 0.25, 4, 3, 1.5, 0.75, 1.25, 0.05)
+
+
+def ticks(lo, hi):
+    """The ticks for a log axis from lo to hi: each candidate in TICKS order that lies inside and
+    keeps at least 5% of the axis's width from every tick kept before it, so no two labels
+    overlap (0.2 and 0.25 printed as "0.20.25" on a wide axis)."""
+    span = math.log10(hi / lo)
+    kept = []
+    for t in TICKS:
+        if lo <= t <= hi and all(abs(math.log10(t / k)) >= 0.05 * span for k in kept):
+            kept.append(t)
+    return sorted(kept)
 
 
 def ratio_chart(path, title, xlabel, rows, peers, names):
@@ -33,7 +50,7 @@ def ratio_chart(path, title, xlabel, rows, peers, names):
     ax.set_xscale("log")
     # Ratios read as plain numbers (a log axis alone labels only 10^0).
     lo, hi = ax.get_xlim()
-    ax.set_xticks([t for t in (0.1, 0.2, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4, 5, 10) if lo <= t <= hi])
+    ax.set_xticks(ticks(lo, hi))
     ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     # Long scenario names wrap (they were cut at the figure's left edge).

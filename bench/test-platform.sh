@@ -2,7 +2,8 @@
 # Checks bench/platform.sh and bench/measure.py, the layer that lets `npm run bench` run on macOS
 # as on Linux (part of `npm test`). Runs the Linux functions for real, and the macOS branch with
 # stand-in `brew` and `sysctl` commands on PATH that record what they were asked (this machine
-# is Linux: a real Mac run is still the proof, and the README says so). Exact values throughout.
+# is Linux: a real Mac run is still the proof, and the README says so), and the charts' axis
+# ticks. Exact values throughout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T=$(mktemp -d "${TMPDIR:-/tmp}/strata-platform.XXXXXX")
@@ -84,4 +85,10 @@ chmod +x "$T/bin/brew" "$T/bin/sysctl"
   "$T/probe" || fail "the probe built with bench_cc did not run"
   bench_cxx -O2 -x c++ -c "$T/probe.c" -o "$T/probe_cxx.o" || fail "bench_cxx did not pass Homebrew include folder"
 )
-echo "bench/test-platform: ok (Linux functions, measure.py, the macOS branch with stand-ins)"
+# --- bench/ratio_chart.py's axis ticks (plain Python: no matplotlib needed): 1 always, no two
+# labels closer than 5% of the axis (0.2 and 0.25 printed as one "0.20.25" on a wide axis).
+expect "ticks of a wide axis" "$(python3 -c 'import sys; sys.path.insert(0, "bench"); from ratio_chart import ticks; print(ticks(0.18, 90))')" \
+  "[0.2, 0.5, 1, 2, 3, 5, 10, 20, 50]"
+expect "ticks of a narrow axis" "$(python3 -c 'import sys; sys.path.insert(0, "bench"); from ratio_chart import ticks; print(ticks(0.5, 2))')" \
+  "[0.5, 0.75, 1, 1.25, 1.5, 2]"
+echo "bench/test-platform: ok (Linux functions, measure.py, the macOS branch with stand-ins, chart ticks)"
