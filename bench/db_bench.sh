@@ -206,13 +206,9 @@ try:
         ax.barh([y for y, x in zip(ys, xs) if x > 0], [x for x in xs if x > 0], height=height, color=colours[e], label=names[e])
     ax.axvline(1.0, color="black", linewidth=1)
     ax.set_xscale("log")
-    # Ratios read as plain numbers, as in bench/ratio_chart.py (a log axis alone labels 10^0).
-    import matplotlib.ticker
     sys.path.insert(0, "bench")
-    from ratio_chart import ticks
-    ax.set_xticks(ticks(*ax.get_xlim()))
-    ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
-    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    from ratio_chart import label_ratio_axis
+    label_ratio_axis(ax)
     ax.set_yticks([i + height * (len(ran) - 1) / 2 for i in range(len(ws))], [w["workload"] for w in ws], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("peer micros/op over Strata's (> 1: Strata is faster)")

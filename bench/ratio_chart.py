@@ -1,7 +1,8 @@
 """One chart per benchmark table: per row, each peer's figure against Strata's as a ratio where
 above 1 means Strata is ahead, on a log scale with the 1.0 line drawn. Used by the reports of
-bench/leveldb_page.py and bench/kvbench.sh (bench/db_bench.sh and bench/rucksdb_report.py draw
-their own). Without matplotlib the chart is skipped, loudly, and the report keeps its tables."""
+bench/leveldb_page.py and bench/kvbench.sh; bench/db_bench.sh draws its own and labels its axis
+with `label_ratio_axis`; bench/rucksdb_report.py (ops/s, not ratios) draws its own. Without
+matplotlib the chart is skipped, loudly, and the report keeps its tables."""
 
 import math
 import os
@@ -27,6 +28,15 @@ def ticks(lo, hi):
     return sorted(kept)
 
 
+def label_ratio_axis(ax):
+    """Labels a log x axis of ratios with plain numbers at `ticks` (a log axis alone labels
+    only 10^0 and 10^1). Shared by every chart of ratios, this module's and db_bench.sh's."""
+    import matplotlib.ticker
+    ax.set_xticks(ticks(*ax.get_xlim()))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
 def ratio_chart(path, title, xlabel, rows, peers, names):
     """rows: [(label, {peer: ratio or None})]; writes path.svg and path.png and returns the
     Markdown line that shows the chart, or None when matplotlib is missing or nothing to draw."""
@@ -34,7 +44,6 @@ def ratio_chart(path, title, xlabel, rows, peers, names):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        import matplotlib.ticker
     except ImportError:
         print("!!! no chart: matplotlib is not installed (pip install matplotlib)", file=sys.stderr)
         return None
@@ -48,11 +57,7 @@ def ratio_chart(path, title, xlabel, rows, peers, names):
         ax.barh([y for y, _ in pts], [x for _, x in pts], height=height, color=COLOURS.get(p, "#777777"), label=names[p])
     ax.axvline(1.0, color="black", linewidth=1)
     ax.set_xscale("log")
-    # Ratios read as plain numbers (a log axis alone labels only 10^0).
-    lo, hi = ax.get_xlim()
-    ax.set_xticks(ticks(lo, hi))
-    ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
-    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    label_ratio_axis(ax)
     # Long scenario names wrap (they were cut at the figure's left edge).
     labels = [textwrap.fill(label, 34) for label, _ in rows]
     ax.set_yticks([i + height * (len(drawn) - 1) / 2 for i in range(len(rows))], labels, fontsize=8)
