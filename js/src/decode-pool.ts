@@ -240,6 +240,16 @@ function traceHook(): ((text: string) => void) | undefined {
   };
 }
 
+/** `globalThis.strataPassGate` when a test set it: called at each step of a pass with decode
+ * workers, after that step's runs were lent and before the cursor steps; a promise it returns
+ * holds the pass until it settles. Tests force their interleavings with it (hold the pass until
+ * the workers answered, then act while runs are in flight) instead of racing the pass. Read
+ * once per pass; a gate that throws or rejects fails the pass. */
+function passGate(): ((step: number) => Promise<void> | void) | undefined {
+  const f = (globalThis as { strataPassGate?: (step: number) => Promise<void> | void }).strataPassGate;
+  return typeof f === 'function' ? f : undefined;
+}
+
 /** One run lent by the engine (`Database.lendRuns` packing). */
 interface Lent {
   id: number;
@@ -321,6 +331,7 @@ async function stepWithDecoders(db: ScanTarget, cursor: Stepper, pool: DecodePoo
   let inflight = 0;
   let deliveryFailed: { error: unknown } | undefined;
   const trace = traceHook();
+  const gate = passGate();
   for (let step = 1; ; step++) {
     if (deliveryFailed) throw deliveryFailed.error;
     if (!alive()) throw notOpen();
@@ -340,6 +351,14 @@ async function stepWithDecoders(db: ScanTarget, cursor: Stepper, pool: DecodePoo
           }
         });
       }
+    }
+    const held = gate?.(step);
+    if (held) {
+      await held;
+      // (set by an answer's delivery while the gate held the pass)
+      const failed = deliveryFailed as { error: unknown } | undefined;
+      if (failed) throw failed.error;
+      if (!alive()) throw notOpen();
     }
     trace?.(`pass step ${step}: stepping`);
     if (cursor.step(STEP_BYTES)) return;

@@ -72,7 +72,9 @@ describe('decode workers (Node)', () => {
     }
     console.log(`decode workers: ${byWorkers} runs of chunk-list passes decoded by workers; ${chunks} chunks over every shared world`);
     expect(byWorkers).toBeGreaterThan(50);
-    expect(chunks).toBe(5660);
+    // Keys of Version records (tags 44, 118) in dimensions 0-2, counted with Mojang's LevelDB
+    // (amulet-leveldb) over the 16 shared worlds (bds_26_0_featherdev: 5,186).
+    expect(chunks).toBe(10_846);
   });
 
   worldTest('a scan and a chunk list interleaved on one engine with decode workers: every entry for the scan, the exact list', async () => {
@@ -102,26 +104,58 @@ describe('decode workers (Node)', () => {
     await plain.close();
     expect(want.entries).toBe(200_000);
 
+    // The interleaving is forced (decode-pool.ts, strataPassGate), never raced. Until the
+    // worker is terminated, each step of the pass is held until every run lent so far was
+    // answered, so at the next step's gate the runs in flight are exactly the ones just lent,
+    // to two idle workers: alternately, worker 0 first. At the first step after the first that
+    // lent any, worker 0 is terminated with its share of them in flight (answers are messages:
+    // none arrives while the gate runs); the cursor decodes those runs itself.
     const db = await open(dir, { decodeWorkers: 2 });
-    let settled = false;
-    const scan = db.scan().finally(() => (settled = true));
-    let terminatedAt = -1;
-    for (let i = 0; i < 2000 && !settled; i++) {
-      const s = await db.decodeStats();
-      if ((s.readahead?.runsByWorkers ?? 0) >= 3) {
-        terminatedAt = s.readahead!.runsByWorkers!;
+    type Stats = Awaited<ReturnType<typeof db.decodeStats>>;
+    // The pool is the engine's, shared with the passes of the tests before: its counters are
+    // read as differences from here.
+    await db.scan(); // starts the pool (both workers ready) before the forced pass
+    const base = (await db.decodeStats()).pool!;
+    const readBase = (await db.decodeStats()).readahead!.runsByWorkers!;
+    let atTermination: Stats | undefined;
+    let inflightThen = 0;
+    const g = globalThis as { strataPassGate?: (step: number) => Promise<void> | void };
+    g.strataPassGate = async (step) => {
+      if (atTermination) return;
+      let s = await db.decodeStats();
+      const inflight = s.pool!.sent - s.pool!.answered - s.pool!.failed;
+      if (step > 1 && inflight > 0 && s.pool!.answered > base.answered) {
+        atTermination = s;
+        inflightThen = inflight;
         await db.terminateDecodeWorker(0);
-        break;
+        return;
       }
-      await new Promise((r) => setImmediate(r));
+      while (s.pool!.answered + s.pool!.failed < s.pool!.sent) {
+        await new Promise((r) => setImmediate(r));
+        s = await db.decodeStats();
+      }
+    };
+    let got;
+    try {
+      got = await db.scan();
+    } finally {
+      delete g.strataPassGate;
     }
-    const got = await scan;
-    expect(terminatedAt).toBeGreaterThanOrEqual(3);
     expect(got).toEqual(want);
     const after = await db.decodeStats();
-    console.log(`worker terminated after ${terminatedAt} runs: ${JSON.stringify(after)}`);
-    expect(after.pool!.workersLost).toBe(1);
-    expect(after.readahead!.runsByWorkers).toBeGreaterThan(terminatedAt);
+    console.log(`worker terminated with ${inflightThen} run(s) in flight at ${JSON.stringify(atTermination)}; after the scan ${JSON.stringify(after)}`);
+    const held = atTermination!;
+    expect(held).toBeDefined();
+    // The workers had decoded runs before (the first window, at least 3).
+    expect(held.readahead!.runsByWorkers! - readBase).toBeGreaterThanOrEqual(3);
+    expect(held.pool!.failed - base.failed).toBe(0);
+    // Worker 0's share of the runs in flight failed with it (the cursor decoded them); the
+    // survivor decoded the rest of the scan.
+    expect(inflightThen).toBeGreaterThan(0);
+    expect(after.pool!.workersLost - base.workersLost).toBe(1);
+    expect(after.pool!.failed - base.failed).toBe(Math.ceil(inflightThen / 2));
+    expect(after.readahead!.runsByWorkers).toBeGreaterThan(held.readahead!.runsByWorkers!);
+    expect(after.pool!.answered + after.pool!.failed).toBe(after.pool!.sent);
     // The next scan runs with the surviving worker, exactly.
     expect(await db.scan()).toEqual(want);
     await db.close();
