@@ -167,6 +167,8 @@ export interface EngineOptions {
   cacheSize?: number;
   writeBufferSize?: number;
   blockSize?: number;
+  /** Keys between restart points in a data block (default 16). */
+  blockRestartInterval?: number;
   maxFileSize?: number;
   bloomBitsPerKey?: number;
   maxOpenFiles?: number;

@@ -11,7 +11,7 @@
 import { Buffer } from 'node:buffer';
 
 import { open as openDb } from './node.js';
-import type { Db, Iterator as DbIterator } from './db.js';
+import type { Db, Iterator as DbIterator, OpenOptions } from './db.js';
 
 export interface LevelDBOptions {
   bufferKeys?: boolean;
@@ -22,6 +22,52 @@ export interface LevelDBOptions {
   createIfMissing?: boolean;
   errorIfExists?: boolean;
   additionalMethods?: { approximateSize?: boolean; compactRange?: boolean };
+  /** Read by the addon's `db_open` (bindings.cpp) though its typings omit them. */
+  compression?: boolean;
+  cacheSize?: number;
+  writeBufferSize?: number;
+  blockSize?: number;
+  maxOpenFiles?: number;
+  blockRestartInterval?: number;
+  maxFileSize?: number;
+}
+
+/** The addon's open defaults, as its `db_open` reads them (bindings.cpp: `BooleanProperty` /
+ * `Uint32Property` with these fallbacks) and sets them on Mojang's `leveldb::Options`; its
+ * Database also gives every open a 10-bit Bloom filter and writes raw deflate
+ * (`compressors[0] = ZlibCompressorRaw`) whatever `compression` says. */
+export const ADDON_DEFAULTS = {
+  createIfMissing: true,
+  errorIfExists: false,
+  cacheSize: 8 << 20,
+  writeBufferSize: 4 << 20,
+  blockSize: 4096,
+  maxOpenFiles: 1000,
+  blockRestartInterval: 16,
+  maxFileSize: 2 << 20,
+  bloomBitsPerKey: 10,
+} as const;
+
+/** The engine's open options for the addon's `options` (a value of the wrong type falls back
+ * to the default, as the addon's property readers do). */
+export function engineOpenOptions(options: LevelDBOptions): OpenOptions {
+  const o = options as Record<string, unknown>;
+  const flag = (k: 'createIfMissing' | 'errorIfExists') => (typeof o[k] === 'boolean' ? (o[k] as boolean) : ADDON_DEFAULTS[k]);
+  const size = (k: 'cacheSize' | 'writeBufferSize' | 'blockSize' | 'maxOpenFiles' | 'blockRestartInterval' | 'maxFileSize') =>
+    typeof o[k] === 'number' ? (o[k] as number) >>> 0 : ADDON_DEFAULTS[k];
+  return {
+    createIfMissing: flag('createIfMissing'),
+    errorIfExists: flag('errorIfExists'),
+    cacheSize: size('cacheSize'),
+    writeBufferSize: size('writeBufferSize'),
+    blockSize: size('blockSize'),
+    maxOpenFiles: size('maxOpenFiles'),
+    blockRestartInterval: size('blockRestartInterval'),
+    maxFileSize: size('maxFileSize'),
+    bloomBitsPerKey: ADDON_DEFAULTS.bloomBitsPerKey,
+    profile: 'bedrock',
+    compression: 'deflate-raw',
+  };
 }
 
 export interface Operation {
@@ -50,8 +96,9 @@ export interface IterOpts {
   end?: Buffer | string;
 }
 
-/** The addon's open databases by path (it refuses a second open context the same way). */
-const opened = new Set<string>();
+/** The open databases by path: the addon's own set (`globalThis.levelDbOpened`, shared with
+ * the addon and every copy of this module), so a second open context is refused the same way. */
+const opened: Set<string> = ((globalThis as { levelDbOpened?: Set<string> }).levelDbOpened ??= new Set<string>());
 
 function bytes(k: Buffer | string): Uint8Array {
   return typeof k === 'string' ? Buffer.from(k) : k;
@@ -77,11 +124,7 @@ export class LevelDB {
     if (opened.has(this.path)) throw new Error('DB already has an open context, did you close it properly?');
     opened.add(this.path);
     try {
-      this.db = await openDb(this.path, {
-        createIfMissing: this.options.createIfMissing === true,
-        errorIfExists: this.options.errorIfExists === true,
-        profile: 'bedrock',
-      });
+      this.db = await openDb(this.path, engineOpenOptions(this.options));
     } catch (e) {
       opened.delete(this.path);
       throw new Error(String((e as Error).message ?? e));

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { expect, test } from 'vitest';
 
 import * as Strata from '../dist/leveldb-zlib.js';
@@ -127,4 +128,150 @@ worldTest('bedrock-provider\u2019s test world reads the same through both', asyn
   const ours = await read(Strata.LevelDB, dirs[1]!);
   expect(ours).toEqual(theirs);
   expect(ours.all.length).toBe(294);
+});
+
+// --- The addon's open defaults (bindings.cpp `db_open`), reproduced by the drop-in -----------
+
+/** LevelDB's varint32/64 at `at`: [value, next offset]. */
+function varint(b: Uint8Array, at: number): [number, number] {
+  let v = 0;
+  let shift = 0;
+  for (;;) {
+    const byte = b[at++]!;
+    v += (byte & 0x7f) * 2 ** shift;
+    if (byte < 0x80) return [v, at];
+    shift += 7;
+  }
+}
+
+/** A block's entries (prefix-compressed keys, values) and restart count; `raw` is uncompressed. */
+function blockEntries(raw: Uint8Array): { entries: Array<[Buffer, Buffer]>; restarts: number } {
+  const restarts = Buffer.from(raw).readUInt32LE(raw.length - 4);
+  const end = raw.length - 4 - 4 * restarts;
+  const entries: Array<[Buffer, Buffer]> = [];
+  let at = 0;
+  let last = Buffer.alloc(0);
+  while (at < end) {
+    let shared, unshared, vlen;
+    [shared, at] = varint(raw, at);
+    [unshared, at] = varint(raw, at);
+    [vlen, at] = varint(raw, at);
+    const key = Buffer.concat([last.subarray(0, shared), Buffer.from(raw.subarray(at, at + unshared))]);
+    at += unshared;
+    entries.push([key, Buffer.from(raw.subarray(at, at + vlen))]);
+    at += vlen;
+    last = key;
+  }
+  return { entries, restarts };
+}
+
+/** A block at `handle` of table `t`: its compression id and uncompressed bytes (ids 0 and 4). */
+function readBlock(t: Buffer, offset: number, size: number): { id: number; raw: Uint8Array } {
+  const id = t[offset + size]!;
+  const body = t.subarray(offset, offset + size);
+  return { id, raw: id === 0 ? body : zlib.inflateRawSync(body) };
+}
+
+/** What a table's layout shows of the options that wrote it: its data blocks (count, their
+ * last keys from the index, restart points per block, compression ids), and its filter
+ * (name, probes per key). */
+function tableLayout(file: string) {
+  const t = fs.readFileSync(file);
+  const footer = t.subarray(t.length - 48);
+  let at = 0;
+  let metaOff, metaSize, indexOff, indexSize;
+  [metaOff, at] = varint(footer, at);
+  [metaSize, at] = varint(footer, at);
+  [indexOff, at] = varint(footer, at);
+  [indexSize, at] = varint(footer, at);
+  const index = blockEntries(readBlock(t, indexOff, indexSize).raw).entries;
+  const blocks = index.map(([sep, handle]) => {
+    const [off, next] = varint(handle, 0);
+    const [size] = varint(handle, next);
+    const b = readBlock(t, off, size);
+    const { entries, restarts } = blockEntries(b.raw);
+    return { separator: sep.toString('hex'), id: b.id, entries: entries.length, restarts };
+  });
+  const meta = blockEntries(readBlock(t, metaOff, metaSize).raw).entries;
+  const filters = meta.map(([name, handle]) => {
+    const [off, next] = varint(handle, 0);
+    const [size] = varint(handle, next);
+    const f = readBlock(t, off, size).raw;
+    const offsetsAt = Buffer.from(f).readUInt32LE(f.length - 5);
+    const baseLg = f[f.length - 1]!;
+    const count = (f.length - 5 - offsetsAt) / 4;
+    const probes = new Set<number>();
+    for (let i = 0; i < count; i++) {
+      const start = Buffer.from(f).readUInt32LE(offsetsAt + 4 * i);
+      const limit = i + 1 < count ? Buffer.from(f).readUInt32LE(offsetsAt + 4 * (i + 1)) : offsetsAt;
+      if (limit > start) probes.add(f[limit - 1]!);
+    }
+    return { name: name.toString(), baseLg, probes: [...probes] };
+  });
+  return { blocks, filters };
+}
+
+test('new LevelDB(path) with no options: the addon\u2019s defaults (create, 4 KiB blocks, restarts every 16 keys, raw deflate, a 10-bit Bloom filter), table for table', async () => {
+  const base = tempDir('lz-defaults');
+  const layouts = [];
+  for (const [name, LevelDB] of [['addon', Addon.LevelDB], ['strata', Strata.LevelDB]] as const) {
+    const dir = path.join(base, name); // not there yet
+    const db = new LevelDB(dir);
+    await db.open(); // createIfMissing defaults to true
+    for (let i = 0; i < 3000; i += 100) {
+      await db.batch(
+        Array.from({ length: 100 }, (_, j) => ({
+          type: 'put' as const,
+          key: `key-${String(i + j).padStart(6, '0')}`,
+          value: `value ${i + j} `.repeat(1 + ((i + j) % 23)),
+        })),
+      );
+    }
+    await db.compactRange('key-', 'key.');
+    await db.close();
+    // errorIfExists defaults to false: the existing database opens again.
+    const again = new LevelDB(dir);
+    await again.open();
+    expect((await again.get('key-000007'))!.toString()).toBe('value 7 '.repeat(8));
+    await again.close();
+    const tables = fs.readdirSync(dir).filter((f) => f.endsWith('.ldb'));
+    expect({ name, tables: tables.length }).toEqual({ name, tables: 1 });
+    layouts.push(tableLayout(path.join(dir, tables[0]!)));
+  }
+  const [theirs, ours] = layouts;
+  // Blocks cut at 4 KiB of uncompressed entries, at the same keys.
+  expect(ours!.blocks.map((b) => [b.separator, b.entries])).toEqual(theirs!.blocks.map((b) => [b.separator, b.entries]));
+  expect(theirs!.blocks.length).toBe(102);
+  // A restart point every 16 keys.
+  expect(ours!.blocks.map((b) => b.restarts)).toEqual(theirs!.blocks.map((b) => b.restarts));
+  expect(theirs!.blocks.every((b) => b.restarts === Math.ceil(b.entries / 16))).toBe(true);
+  // Every block raw deflate (id 4).
+  expect(new Set(ours!.blocks.map((b) => b.id))).toEqual(new Set([4]));
+  expect(new Set(theirs!.blocks.map((b) => b.id))).toEqual(new Set([4]));
+  // LevelDB's Bloom filter with 10 bits per key: 6 probes (bits × ln 2), filters per 2 KiB.
+  expect(ours!.filters).toEqual(theirs!.filters);
+  expect(theirs!.filters).toEqual([{ name: 'filter.leveldb.BuiltinBloomFilter2', baseLg: 11, probes: [6] }]);
+}, 120_000);
+
+test('the drop-in passes the addon\u2019s other open options as the addon reads them', () => {
+  expect(Strata.engineOpenOptions({})).toEqual({
+    createIfMissing: true,
+    errorIfExists: false,
+    cacheSize: 8 << 20,
+    writeBufferSize: 4 << 20,
+    blockSize: 4096,
+    maxOpenFiles: 1000,
+    blockRestartInterval: 16,
+    maxFileSize: 2 << 20,
+    bloomBitsPerKey: 10,
+    profile: 'bedrock',
+    compression: 'deflate-raw',
+  });
+  // A value of the wrong type falls back to the default, as the addon's property readers do.
+  expect(Strata.engineOpenOptions({ createIfMissing: 'no' as unknown as boolean, blockSize: 16384, compression: false })).toMatchObject({
+    createIfMissing: true,
+    blockSize: 16384,
+    compression: 'deflate-raw',
+  });
+  expect(Strata.engineOpenOptions({ createIfMissing: false, errorIfExists: true })).toMatchObject({ createIfMissing: false, errorIfExists: true });
 });

@@ -176,6 +176,9 @@ fn parse_options(obj: &JsValue) -> Result<Options, JsValue> {
     if let Some(n) = size("blockSize", 1024.0, 4.0 * 1024.0 * 1024.0)? {
         o.block_size = n as usize;
     }
+    if let Some(n) = size("blockRestartInterval", 1.0, 65_536.0)? {
+        o.block_restart_interval = n as usize;
+    }
     if let Some(n) = size("maxFileSize", 64.0 * 1024.0, MAX)? {
         o.max_file_size = n as u64;
     }

@@ -1,4 +1,21 @@
-// `leveldb-zlib` for npm overrides: re-exports strata-level's drop-in (LevelDB, Iterator,
-// ChainedBatch). CommonJS, as the addon is; strata-level is an ES module without top-level
-// await, which Node's require() loads (Node >= 20.19).
-module.exports = require('strata-level/leveldb-zlib');
+// `leveldb-zlib` on the Strata engine: re-exports strata-level's drop-in (LevelDB, Iterator,
+// ChainedBatch), for an app or a dependency tree that asks for `leveldb-zlib` by name.
+// CommonJS, as the addon is; strata-level is an ES module without top-level await, which
+// Node's require() loads (Node >= 20.19).
+//
+// Install both as packed tarballs (README, "Drop-ins"): a folder dependency is a symlink, and
+// Node resolves a symlinked package's requires from its real path, where strata-level is not
+// installed; a tarball is unpacked into node_modules beside strata-level.
+try {
+  module.exports = require('strata-level/leveldb-zlib');
+} catch (e) {
+  if (e && e.code === 'MODULE_NOT_FOUND' && String(e.message).includes('strata-level')) {
+    throw new Error(
+      "leveldb-zlib (Strata's drop-in) cannot find strata-level from " + __dirname + ': install both as ' +
+        'packed tarballs (npm install strata-level-*.tgz, and "overrides": { "leveldb-zlib": ' +
+        '"file:leveldb-zlib-*-strata.tgz" }), not as folder links',
+      { cause: e },
+    );
+  }
+  throw e;
+}
