@@ -103,7 +103,7 @@ fn raw_chunk_positions(db: &Db) -> [Vec<(i32, i32)>; 3] {
 }
 
 /// (world, overworld, nether, end) chunk counts, from Mojang's LevelDB.
-const CHUNKS: [(&str, [usize; 3]); 15] = [
+const CHUNKS: [(&str, [usize; 3]); 16] = [
     ("amulet_1_16", [436, 0, 0]),
     ("amulet_1_17_20_caves_and_cliffs", [182, 0, 0]),
     ("amulet_1_17_20_vanilla", [82, 0, 0]),
@@ -119,6 +119,7 @@ const CHUNKS: [(&str, [usize; 3]); 15] = [
     ("rbedrock_example2_2022", [1, 0, 0]),
     ("rbedrock_example2_2025", [56, 0, 0]),
     ("rbedrock_example3", [22, 0, 0]),
+    ("bds_26_0_featherdev", [4390, 656, 140]),
 ];
 
 // ---- real worlds ----

@@ -221,7 +221,7 @@ fn scan_of_the_largest_world_peaks_under_64_mib() {
         .into_iter()
         .max_by_key(|w| w.expected.value_bytes)
         .unwrap();
-    assert_eq!(world.name, "amulet_1_18_vanilla");
+    assert_eq!(world.name, "bds_26_0_featherdev");
     let out = Command::new("/usr/bin/time")
         .arg("-v")
         .arg(env!("CARGO_BIN_EXE_strata"))

@@ -123,6 +123,7 @@ fn entity_lists_match_an_independent_reader_on_every_world() {
             "rbedrock_example2_2022:0",
             "rbedrock_example2_2025:175",
             "rbedrock_example3:23",
+            "bds_26_0_featherdev:4003",
         ]
     );
 }

@@ -165,7 +165,7 @@ fn streamed_export_equals_the_in_memory_export_on_every_world() {
     ] {
         assert_eq!(sizes[name], (len, files, crc), "{name}");
     }
-    assert_eq!(sizes.len(), 15);
+    assert_eq!(sizes.len(), 16);
 }
 
 #[test]
