@@ -1,56 +1,118 @@
 #!/usr/bin/env bash
-# `npm start`: the main job on a small demo world, from a fresh machine or a warm one.
-#   1. bash scripts/setup.sh (idempotent installs: amulet-leveldb, crc32c, GNU time, ...)
-#   2. cargo build --release and, once, a Bedrock-like demo world written by Mojang's LevelDB
-#      (250,000 entries, ~53 MB on disk, ~30 s), cached outside the repo as
-#      ${STRATA_BENCH_CACHE:-$HOME/.cache/strata}/bedrock-250000 (bench/scan.sh --prepare)
-#   3. strata info and strata verify on it
-#   4. the scan comparison (bench/scan.sh): Strata native (every core, one thread), Strata wasm
-#      in Node, Mojang's LevelDB, rusty-leveldb: identical figures, seconds, entries/s, MB/s,
-#      peak RSS, the inflate floor; reports in target/bench-results/ (never in the checkout)
-#   5. put/get natively: db_bench workloads through `strata bench` (200,000 entries)
-#   6. put/get and scan in Node: the npm package against classic-level and leveldb-zlib
-#      (bench/node.sh, 200,000 entries)
-#   7. serves the web pages (world viewer with the demo world, benchmark page) on
-#      127.0.0.1:$PORT (default 8080) until interrupted: `npm run serve`. Skipped when CI is
-#      set or STRATA_NO_SERVE=1.
+# `npm start`: the web pages served first, then the main job while they are served.
+#   1. what the pages need (scripts/setup.sh pages; wasm-bindgen-cli built beside the wasm
+#      engine when missing), the wasm engine and TypeScript package, the pages (Vite), the demo
+#      world (strata gen-world): ~4 min on a fresh 2-core machine, seconds on a warm one
+#   2. the server on 127.0.0.1:$PORT (default 8080), its URL printed as soon as it answers: the
+#      world viewer (demo world ready to open) and the benchmark page. Not under CI or
+#      STRATA_NO_SERVE=1, where everything else runs and the command exits.
+#   3. while it serves: the rest of the set-up (scripts/setup.sh peers: the Python peers, the
+#      browsers for the tests), the release build and a Bedrock-like benchmark world written by
+#      Mojang's LevelDB (250,000 entries, ~53 MB, cached outside the repo as
+#      ${STRATA_BENCH_CACHE:-$HOME/.cache/strata}/bedrock-250000), strata info and verify on
+#      it, the scan comparison (Strata native and wasm in Node vs Mojang's LevelDB and
+#      rusty-leveldb), put/get natively (db_bench workloads) and in Node (vs classic-level and
+#      leveldb-zlib); reports in target/bench-results/ (never in the checkout)
+#   4. keeps serving until interrupted (Ctrl-C).
 # Safe to run any number of times: nothing is installed, generated or rebuilt twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
 
 DEMO=(--entries 250000 --size 51.2M)
 WORLD=${STRATA_BENCH_CACHE:-$HOME/.cache/strata}/bedrock-250000
 STRATA=target/release/strata
+PORT=${PORT:-8080}
+SERVE=1
+if [ -n "${CI:-}" ] || [ "${STRATA_NO_SERVE:-0}" = 1 ]; then SERVE=0; fi
+T0=$(date +%s)
 
 section() { printf '\n== %s\n' "$*"; }
+since() { echo "$(($(date +%s) - T0)) s"; }
 
-section "set-up"
-bash scripts/setup.sh
-
-section "build and demo world"
-bash bench/scan.sh "${DEMO[@]}" --prepare
-
-section "strata info $WORLD"
-"$STRATA" info "$WORLD"
-
-section "strata verify $WORLD"
-"$STRATA" verify "$WORLD"
-
-section "scan: Strata (native, wasm in Node) vs Mojang's LevelDB and rusty-leveldb"
-bash bench/scan.sh "${DEMO[@]}"
-
-section "put/get natively: strata bench (db_bench workloads, 200,000 entries)"
-BENCH_DB=$(mktemp -d "${TMPDIR:-/tmp}/strata-start.XXXXXX")
-trap 'rm -rf "$BENCH_DB"' EXIT
-"$STRATA" bench --benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq,readreverse \
-  --num=200000 --db="$BENCH_DB/db"
-
-section "Node: the npm package vs classic-level and leveldb-zlib (200,000 entries)"
-bash bench/node.sh --world "$WORLD/db" --num 200000
-
-if [ -n "${CI:-}" ] || [ "${STRATA_NO_SERVE:-0}" = 1 ]; then
-  section "web pages: not served (CI or STRATA_NO_SERVE=1); npm run serve serves them"
-else
-  section "web pages: the world viewer (demo world ready to open) and the benchmark page"
-  exec bash scripts/serve.sh
+section "set-up for the pages (a fresh machine: ~3 min, most of it wasm-bindgen-cli and the wasm build)"
+bash scripts/setup.sh pages
+# wasm-bindgen-cli (a cargo install, ~2.5 min when missing) builds while the wasm engine and
+# the release CLI compile; its output goes to a log, shown if it fails.
+mkdir -p target
+bindgen_log=target/setup-bindgen.log
+bash scripts/setup.sh bindgen >"$bindgen_log" 2>&1 &
+bindgen=$!
+section "the wasm engine and the release CLI (cargo, release; a fresh machine: ~2 min)"
+cargo build -q --lib --release --target wasm32-unknown-unknown
+cargo build -q --release --bin strata
+echo "   compiled ($(since) since npm start)"
+if ! wait "$bindgen"; then
+  cat "$bindgen_log" >&2
+  echo "set-up of wasm-bindgen-cli failed (above)" >&2
+  exit 1
 fi
+sed 's/^/   /' "$bindgen_log"
+
+section "the pages: wasm-bindgen, wasm-opt, tsc, Vite; the demo world"
+bash scripts/build-www.sh
+demo=$(bash scripts/demo-world.sh)
+
+server=
+if [ "$SERVE" = 1 ]; then
+  section "serving the web pages"
+  STRATA_DEMO_MCWORLD=$demo PORT=$PORT node scripts/serve-www.mjs www/dist &
+  server=$!
+  trap '[ -n "$server" ] && kill "$server" 2>/dev/null; true' EXIT
+  trap 'exit 130' INT TERM
+  for _ in $(seq 100); do
+    if node -e "fetch('http://127.0.0.1:$PORT/').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"; then break; fi
+    kill -0 "$server" 2>/dev/null || { echo "the server did not start (port $PORT taken? set PORT)" >&2; exit 1; }
+    sleep 0.1
+  done
+  echo "   the world viewer answers at http://127.0.0.1:$PORT/ ($(since) since npm start); the benchmark page at /bench.html"
+  echo "   the benchmarks run now while it serves; Ctrl-C stops both"
+fi
+
+benchmarks() {
+  section "set-up for the benchmarks and tests (Python peers, browsers; a fresh machine: ~3 min)"
+  bash scripts/setup.sh peers
+
+  section "the benchmark world (written by Mojang's LevelDB)"
+  bash bench/scan.sh "${DEMO[@]}" --prepare
+
+  section "strata info $WORLD"
+  "$STRATA" info "$WORLD"
+
+  section "strata verify $WORLD"
+  "$STRATA" verify "$WORLD"
+
+  section "scan: Strata (native, wasm in Node) vs Mojang's LevelDB and rusty-leveldb"
+  bash bench/scan.sh "${DEMO[@]}"
+
+  section "put/get natively: strata bench (db_bench workloads, 200,000 entries)"
+  BENCH_DB=$(mktemp -d "${TMPDIR:-/tmp}/strata-start.XXXXXX")
+  "$STRATA" bench --benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq,readreverse \
+    --num=200000 --db="$BENCH_DB/db"
+  rm -rf "$BENCH_DB"
+
+  section "Node: the npm package vs classic-level and leveldb-zlib (200,000 entries)"
+  bash bench/node.sh --world "$WORLD/db" --num 200000
+}
+
+if [ "$SERVE" = 0 ]; then
+  benchmarks
+  section "web pages: built, not served (CI or STRATA_NO_SERVE=1); npm run serve serves them"
+  echo "npm start: done in $(since)"
+  exit 0
+fi
+
+# The benchmarks in the foreground (Ctrl-C reaches them); their failure is reported and the
+# pages stay served.
+set +e
+(set -e; benchmarks)
+status=$?
+set -e
+if [ "$status" = 0 ]; then
+  section "npm start: the benchmarks done in $(since)"
+else
+  section "!!! the benchmarks failed (exit $status, above); the pages are still served"
+fi
+echo "   still serving http://127.0.0.1:$PORT/ (Ctrl-C to stop)"
+wait "$server" || true
+exit "$status"
