@@ -232,9 +232,15 @@ for (const [name, make, available] of drivers) {
       const tabs = [await driver.newTab(), await driver.newTab(), await driver.newTab()];
       await tabs[0]!.run('tabWrite', 'r0', 1);
       const writes = tabs.map((t, i) => t.run<number>('tabWrite', `r${i}`, 100_000).catch(() => 'reloaded'));
-      await new Promise((r) => setTimeout(r, 500));
-      // What each tab had acknowledged, read just before all of them go at once.
-      const acked = await Promise.all(tabs.map((t) => t.run<{ acked: number; keys: string[] }>('tabState')));
+      // What each tab had acknowledged, read just before all of them go at once: read until
+      // every tab has acknowledged some (not after a fixed sleep: on a loaded machine 500 ms
+      // may see fewer), at most for a minute.
+      let acked: Array<{ acked: number; keys: string[] }> = [];
+      for (const t0 = Date.now(); Date.now() - t0 < 60_000; ) {
+        acked = await Promise.all(tabs.map((t) => t.run<{ acked: number; keys: string[] }>('tabState')));
+        if (acked.every((a) => a.keys.length >= 11)) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
       await Promise.all(tabs.map((t) => t.reload()));
       expect(await Promise.all(writes)).toEqual(['reloaded', 'reloaded', 'reloaded']);
       const keys = [...new Set(acked.flatMap((a) => a.keys))];
