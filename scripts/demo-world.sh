@@ -4,7 +4,13 @@
 # target/www-demo/demo.mcworld. Builds the release CLI when it is missing. Prints the path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Kept outside the checkout under the sources' fingerprint (scripts/source-hash.sh), as the
+# wasm build is: a fresh clone of a commit already built here serves it without the CLI.
+cache=${STRATA_BUILD_CACHE:-$HOME/.cache/strata/build}/demo-$(bash scripts/source-hash.sh).mcworld
 demo=target/www-demo/demo.mcworld
+if [[ ! -f $demo && -f $cache ]]; then
+  mkdir -p target/www-demo && cp "$cache" "$demo"
+fi
 if [[ ! -f $demo ]]; then
   [[ -x target/release/strata ]] || cargo build -q --release --bin strata
   rm -rf target/www-demo && mkdir -p target/www-demo
@@ -19,5 +25,8 @@ with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
             z.write(p, os.path.relpath(p, src))
 PY
   mv "$demo.tmp" "$demo"
+  mkdir -p "$(dirname "$cache")" && cp "$demo" "$cache.tmp" && mv "$cache.tmp" "$cache"
+  # shellcheck disable=SC2012
+  ls -t "$(dirname "$cache")"/demo-*.mcworld 2>/dev/null | tail -n +5 | xargs -r rm -f
 fi
 echo "$demo"

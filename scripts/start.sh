@@ -32,22 +32,31 @@ since() { echo "$(($(date +%s) - T0)) s"; }
 
 section "set-up for the pages (a fresh machine: ~3 min, most of it wasm-bindgen-cli and the wasm build)"
 bash scripts/setup.sh pages
-# wasm-bindgen-cli (a cargo install, ~2.5 min when missing) builds while the wasm engine and
-# the release CLI compile; its output goes to a log, shown if it fails.
-mkdir -p target
-bindgen_log=target/setup-bindgen.log
-bash scripts/setup.sh bindgen >"$bindgen_log" 2>&1 &
-bindgen=$!
-section "the wasm engine and the release CLI (cargo, release; a fresh machine: ~2 min)"
-cargo build -q --lib --release --target wasm32-unknown-unknown
-cargo build -q --release --bin strata
-echo "   compiled ($(since) since npm start)"
-if ! wait "$bindgen"; then
-  cat "$bindgen_log" >&2
-  echo "set-up of wasm-bindgen-cli failed (above)" >&2
-  exit 1
+# A wasm engine and a demo world built before from these very sources (scripts/source-hash.sh;
+# kept in ${STRATA_BUILD_CACHE:-~/.cache/strata/build}) are taken as they are: a fresh clone of
+# a commit already built on this machine serves without compiling.
+build_cache=${STRATA_BUILD_CACHE:-$HOME/.cache/strata/build}
+sources=$(bash scripts/source-hash.sh)
+if [[ -f $build_cache/wasm-$sources/strata_bg.wasm && -f $build_cache/demo-$sources.mcworld ]]; then
+  echo "   the wasm engine and the demo world of these sources were built before ($build_cache)"
+else
+  # wasm-bindgen-cli (a cargo install, ~2.5 min when missing) builds while the wasm engine and
+  # the release CLI compile; its output goes to a log, shown if it fails.
+  mkdir -p target
+  bindgen_log=target/setup-bindgen.log
+  bash scripts/setup.sh bindgen >"$bindgen_log" 2>&1 &
+  bindgen=$!
+  section "the wasm engine and the release CLI (cargo, release; a fresh machine: ~2 min)"
+  cargo build -q --lib --release --target wasm32-unknown-unknown
+  cargo build -q --release --bin strata
+  echo "   compiled ($(since) since npm start)"
+  if ! wait "$bindgen"; then
+    cat "$bindgen_log" >&2
+    echo "set-up of wasm-bindgen-cli failed (above)" >&2
+    exit 1
+  fi
+  sed 's/^/   /' "$bindgen_log"
 fi
-sed 's/^/   /' "$bindgen_log"
 
 section "the pages: wasm-bindgen, wasm-opt, tsc, Vite; the demo world"
 bash scripts/build-www.sh
