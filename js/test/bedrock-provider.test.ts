@@ -1,6 +1,8 @@
 // The published bedrock-provider (PrismarineJS), unchanged, on strata-level/leveldb-zlib: two
-// projects installed from npm, one with the real leveldb-zlib (Mojang's LevelDB addon), one with
-// `overrides` pointing leveldb-zlib at strata-level's drop-in (js/compat/leveldb-zlib). The same
+// projects installed from npm, one with the real leveldb-zlib (Mojang's LevelDB addon), one by the
+// README's recipe: the packed strata-level and leveldb-zlib-*-strata tarballs (scripts/pack.sh,
+// the drop-in js/compat/leveldb-zlib), a plain `npm install`, and `"overrides": { "leveldb-zlib":
+// "$leveldb-zlib" }` for any leveldb-zlib deeper in the tree. The same
 // script (test/bedrock-provider/run.cjs) loads every chunk of bedrock-provider's own test world
 // with WorldProvider, saves an edited column and reloads it: the outputs are byte-identical.
 
@@ -16,7 +18,7 @@ const PEERS = { 'bedrock-provider': '3.1.0', 'prismarine-registry': '^1.11.0', '
 function project(dir: string, extra: Record<string, unknown>): void {
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: path.basename(dir), private: true, ...extra }, null, 2));
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--install-links', '--loglevel=error'], { cwd: dir, stdio: 'pipe' });
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: 'pipe' });
   fs.copyFileSync(path.join(repoRoot, 'js/test/bedrock-provider/run.cjs'), path.join(dir, 'run.cjs'));
 }
 
@@ -28,15 +30,15 @@ function run(dir: string): string {
 
 worldTest('bedrock-provider runs unchanged on strata-level/leveldb-zlib with results equal to the addon', () => {
   const base = tempDir('bedrock-provider');
-  const tgz = execFileSync('npm', ['pack', '--pack-destination', base, '--loglevel=error'], { cwd: path.join(repoRoot, 'js'), encoding: 'utf8' })
+  const tarballs = execFileSync('bash', [path.join(repoRoot, 'scripts/pack.sh'), path.join(base, 'pack')], { encoding: 'utf8' })
     .trim()
-    .split('\n')
-    .pop()!;
-  const compat = path.join(repoRoot, 'js/compat/leveldb-zlib');
+    .split('\n');
+  const strata = tarballs.find((t) => path.basename(t).startsWith('strata-level-'))!;
+  const dropIn = tarballs.find((t) => path.basename(t).startsWith('leveldb-zlib-'))!;
   project(path.join(base, 'addon'), { dependencies: { ...PEERS, 'leveldb-zlib': '1.2.0' } });
   project(path.join(base, 'strata'), {
-    dependencies: { ...PEERS, 'strata-level': `file:${path.join(base, tgz)}`, 'leveldb-zlib': `file:${compat}` },
-    overrides: { 'leveldb-zlib': `file:${compat}` },
+    dependencies: { ...PEERS, 'strata-level': `file:${strata}`, 'leveldb-zlib': `file:${dropIn}` },
+    overrides: { 'leveldb-zlib': '$leveldb-zlib' },
   });
   const theirs = run(path.join(base, 'addon'));
   const ours = run(path.join(base, 'strata'));
