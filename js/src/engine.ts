@@ -31,9 +31,11 @@ export interface WasmDatabase {
   abandonRun(id: number): void;
   readaheadStats(): string;
   compactRange(start: Uint8Array | undefined, end: Uint8Array | undefined): void;
+  approximateSize(start: Uint8Array, end: Uint8Array): number;
   flush(): void;
   maintenance(): boolean;
   properties(): string;
+  sstables(): string;
   recovery(): string;
   dialect(): string;
   close(): void;
@@ -138,6 +140,8 @@ export interface WasmModule {
   Database: {
     open(host: StorageHost | undefined, path: string, options: object): WasmDatabase;
     openWorld(host: StorageHost | undefined, root: string, options: object): WasmDatabase;
+    repair(host: StorageHost | undefined, path: string, options: object): string;
+    destroy(host: StorageHost | undefined, path: string): string;
     importMcworld(zip: Uint8Array, name: string): string;
     dropMemStore(name: string): boolean;
     snbtTree(text: string): string;
@@ -288,11 +292,15 @@ export const ENGINE_OPS: ReadonlySet<string> = new Set([
   'decodeStats',
   'terminateDecodeWorker',
   'compactRange',
+  'approximateSize',
   'flush',
   'properties',
+  'sstables',
   'recovery',
   'dialect',
   'close',
+  'repairDb',
+  'destroyDb',
   'openWorld',
   'worldSummary',
   'chunkList',
@@ -633,8 +641,38 @@ export class Engine {
     this.writableDb(h).compactRange(start, end);
   }
 
+  /** Approximate table bytes of the keys in `[start, end)` (flushed tables only). */
+  approximateSize(h: number, start: Uint8Array, end: Uint8Array): number {
+    return this.db(h).approximateSize(start, end);
+  }
+
   flush(h: number): void {
     this.writableDb(h).flush();
+  }
+
+  /** Repairs the closed database at `location` (LevelDB's RepairDB); the report as JSON. */
+  repairDb(kind: StorageKind, location: string, options: EngineOptions, extra?: unknown): Promise<string> {
+    return this.withStorage(kind, location, extra, (host) => this.wasm.Database.repair(host, location, options));
+  }
+
+  /** Deletes LevelDB's files of the closed database at `location` (LevelDB's DestroyDB: its
+   * LOCK taken first; other files are left). JSON `{removed, remaining}`: `remaining` counts
+   * what is left in the folder, which the caller removes when it is 0. */
+  destroyDb(kind: StorageKind, location: string, extra?: unknown): Promise<string> {
+    return this.withStorage(kind, location, extra, (host) => this.wasm.Database.destroy(host, location));
+  }
+
+  /** Runs `fn` on the storage of `location` without opening a database there. */
+  private async withStorage<T>(kind: StorageKind, location: string, extra: unknown, fn: (host: StorageHost | undefined) => T): Promise<T> {
+    const lease = await this.hosts(kind, location, extra);
+    try {
+      await lease.prepare?.();
+      const value = fn(lease.host);
+      await lease.settle?.();
+      return value;
+    } finally {
+      await lease.release?.();
+    }
   }
 
   /** The engine's figures plus `iterators`: this database's cursors not yet closed. */
@@ -642,6 +680,11 @@ export class Engine {
     const entry = this.entry(h);
     const p = JSON.parse(entry.db.properties()) as Record<string, unknown>;
     return JSON.stringify({ ...p, iterators: entry.cursors.size });
+  }
+
+  /** The live tables per level as LevelDB's `leveldb.sstables` property prints them. */
+  sstables(h: number): string {
+    return this.db(h).sstables();
   }
 
   recovery(h: number): string {

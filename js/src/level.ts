@@ -62,6 +62,10 @@ class StrataIterator extends (AbstractIterator as unknown as new (db: unknown, o
   private pos = 0;
   private ended = false;
   private batch = 16;
+  /** The iterator's `limit` (Infinity: none) and the entries handed out so far. Kept here,
+   * not in the engine's cursor: entries read ahead and dropped by a seek must not count. */
+  private readonly limit: number;
+  private taken = 0;
 
   constructor(
     db: StrataLevel,
@@ -74,7 +78,8 @@ class StrataIterator extends (AbstractIterator as unknown as new (db: unknown, o
     private readonly valueEncoding: Encoding,
   ) {
     super(db, options);
-    const spec = iteratorSpec(options, (options.snapshot as StrataSnapshot | undefined)?.id);
+    const { limit, ...spec } = iteratorSpec(options, (options.snapshot as StrataSnapshot | undefined)?.id);
+    this.limit = limit ?? Infinity;
     // Created now, so the iterator sees the database as of this call.
     try {
       this.cursor = engine.iterator(handle, spec);
@@ -88,7 +93,14 @@ class StrataIterator extends (AbstractIterator as unknown as new (db: unknown, o
     return this.cursor;
   }
 
-  private fill(n: number): void {
+  private fill(want: number): void {
+    const n = Math.min(want, this.limit - this.taken);
+    if (n <= 0) {
+      this.buffered = [];
+      this.pos = 0;
+      this.ended = true;
+      return;
+    }
     const buf = this.engine.nextv(this.id(), n, BATCH_BYTES, this.wantKeys, this.wantValues);
     const b = unpackEntries(buf, this.wantKeys, this.wantValues);
     this.buffered = [];
@@ -102,7 +114,22 @@ class StrataIterator extends (AbstractIterator as unknown as new (db: unknown, o
     this.ended = b.ended;
   }
 
+  /** Whether a read that needs a batch from the engine first lets the event loop run (one
+   * macrotask per batch), so a long iteration does not starve timers and I/O (classic-level's
+   * reads go through the thread pool; classic-level.ts asks for it). */
+  breathes = false;
+
+  private breath(): Promise<void> | undefined {
+    if (!this.breathes || this.pos < this.buffered.length || this.ended) return undefined;
+    return new Promise((resolve) => setImmediate(resolve));
+  }
+
   _next(): Promise<Entry | undefined> {
+    const b = this.breath();
+    return b ? b.then(() => this.nextNow()) : this.nextNow();
+  }
+
+  private nextNow(): Promise<Entry | undefined> {
     return wrap(() => {
       if (this.pos >= this.buffered.length) {
         if (this.ended) return undefined;
@@ -110,11 +137,17 @@ class StrataIterator extends (AbstractIterator as unknown as new (db: unknown, o
         this.batch = Math.min(1000, this.batch * 2);
         if (this.buffered.length === 0) return undefined;
       }
+      this.taken++;
       return this.buffered[this.pos++];
     });
   }
 
   _nextv(size: number): Promise<Entry[]> {
+    const b = this.breath();
+    return b ? b.then(() => this.nextvNow(size)) : this.nextvNow(size);
+  }
+
+  private nextvNow(size: number): Promise<Entry[]> {
     return wrap(() => {
       const out: Entry[] = [];
       while (out.length < size) {
@@ -123,7 +156,10 @@ class StrataIterator extends (AbstractIterator as unknown as new (db: unknown, o
           this.fill(size - out.length);
           if (this.buffered.length === 0) break;
         }
-        while (out.length < size && this.pos < this.buffered.length) out.push(this.buffered[this.pos++]!);
+        while (out.length < size && this.pos < this.buffered.length) {
+          out.push(this.buffered[this.pos++]!);
+          this.taken++;
+        }
       }
       return out;
     });
@@ -153,12 +189,12 @@ class StrataIterator extends (AbstractIterator as unknown as new (db: unknown, o
 
 /**
  * classic-level's options where they differ from Strata's: `compression` is a boolean there
- * (true: the profile's codec, Snappy for Google's format; false: none); `multithreading` and
- * `blockRestartInterval` (fixed at LevelDB's 16) have no counterpart and are accepted and
- * ignored, so code written for classic-level opens unchanged.
+ * (true: the profile's codec, Snappy for Google's format; false: none); `multithreading` has
+ * no counterpart (one engine per thread) and is accepted and ignored, so code written for
+ * classic-level opens unchanged. `blockRestartInterval` goes to the engine as it is.
  */
 export function fromClassicLevel(options: StrataLevelOptions): StrataLevelOptions {
-  const { multithreading: _m, blockRestartInterval: _b, ...o } = options;
+  const { multithreading: _m, ...o } = options;
   if (o.compression === (true as unknown)) delete o.compression;
   else if (o.compression === (false as unknown)) o.compression = 'none';
   return o;
@@ -173,11 +209,12 @@ export class StrataLevel extends Base {
   readonly location: string;
   /** The engine of the current open: taken again at each open, so a database reopened after
    * its engine stopped (node.ts's `getEngine`) runs in the new one. */
-  private engine: Engine;
-  private handle: number | undefined;
+  protected engine: Engine;
+  protected handle: number | undefined;
   private readonly strataOptions: StrataLevelOptions;
 
-  constructor(location: string, options: StrataLevelOptions = {}) {
+  /** `manifest`: what a subclass adds to the manifest (classic-level.ts: its additional methods). */
+  constructor(location: string, options: StrataLevelOptions = {}, manifest: Record<string, unknown> = {}) {
     super(
       {
         encodings: { buffer: true, view: true, utf8: true },
@@ -190,6 +227,7 @@ export class StrataLevel extends Base {
         createIfMissing: true,
         errorIfExists: true,
         additionalMethods: {},
+        ...manifest,
       },
       options,
     );
@@ -199,7 +237,7 @@ export class StrataLevel extends Base {
     this.strataOptions = options;
   }
 
-  private get h(): number {
+  protected get h(): number {
     return this.handle!;
   }
 
@@ -291,8 +329,12 @@ export class StrataLevel extends Base {
     });
   }
 
+  /** Iterators let the event loop run before each batch they take from the engine (see
+   * `StrataIterator.breathes`). */
+  protected iteratorsBreathe = false;
+
   _iterator(options: Record<string, unknown>): StrataIterator {
-    return new StrataIterator(
+    const it = new StrataIterator(
       this,
       options,
       this.engine,
@@ -302,6 +344,8 @@ export class StrataLevel extends Base {
       (options.keyEncoding as Encoding) ?? 'view',
       (options.valueEncoding as Encoding) ?? 'view',
     );
+    it.breathes = this.iteratorsBreathe;
+    return it;
   }
 }
 

@@ -13,8 +13,10 @@
 //! whole group (`write.rs`); flushes and compactions run on a background thread or inline
 //! (`background.rs`).
 
+mod approximate;
 mod background;
 pub mod db_iter;
+pub mod destroy;
 pub mod dialect;
 pub mod inspect;
 pub mod range;

@@ -241,6 +241,52 @@ impl Database {
         Ok(Database::new(db, storage, path))
     }
 
+    /// Repairs the (closed) database in folder `path` (LevelDB's `RepairDB`, db/repair.rs):
+    /// its MANIFEST rebuilt from the tables and logs found, tables written in the codec of
+    /// `options` (Google's Snappy unless a profile or compression says otherwise). Returns
+    /// the report as JSON (`tables`, `tablesRewritten`, `tablesLost`, `entries`,
+    /// `logsReplayed`, `logRecords`, `logBytesDropped`, `lastSequence`).
+    pub fn repair(
+        host: Option<StorageHost>,
+        path: &str,
+        options: &JsValue,
+    ) -> Result<String, JsValue> {
+        let opts = parse_options(options)?;
+        let storage = storage_for(host, path);
+        let r = crate::db::repair::repair(storage, path, &opts).map_err(js_err)?;
+        Ok(format!(
+            "{{\"tables\":{},\"tablesRewritten\":{},\"tablesLost\":{},\"tablesMerged\":{},\"entries\":{},\"logsReplayed\":{},\"logRecords\":{},\"logBytesDropped\":{},\"lastSequence\":{}}}",
+            r.tables,
+            r.tables_rewritten,
+            r.tables_lost,
+            r.tables_merged,
+            r.entries,
+            r.logs_replayed,
+            r.log_records,
+            r.log_bytes_dropped,
+            r.last_sequence
+        ))
+    }
+
+    /// Deletes the (closed) database in folder `path` (LevelDB's `DestroyDB`, db/destroy.rs):
+    /// its `LOCK` taken first, then only files with LevelDB's names removed. Returns JSON
+    /// `{"removed":[names],"remaining":n}`: `remaining` counts what is left in the folder
+    /// (0: empty, or missing), for the host to remove the folder itself.
+    pub fn destroy(host: Option<StorageHost>, path: &str) -> Result<String, JsValue> {
+        let storage = storage_for(host, path);
+        let r = crate::db::destroy::destroy(storage, path).map_err(js_err)?;
+        let names: Vec<String> = r
+            .removed
+            .iter()
+            .map(|n| format!("\"{}\"", n.replace('\\', "\\\\").replace('"', "\\\"")))
+            .collect();
+        Ok(format!(
+            "{{\"removed\":[{}],\"remaining\":{}}}",
+            names.join(","),
+            r.remaining
+        ))
+    }
+
     fn new(db: Db, storage: Arc<dyn Storage>, root: &str) -> Database {
         Database {
             db: Some(db),
@@ -502,6 +548,14 @@ impl Database {
             .map_err(js_err)
     }
 
+    /// Approximate table bytes of the keys in `[start, end)` (LevelDB's
+    /// `GetApproximateSizes`: flushed tables only, not the memtable).
+    #[wasm_bindgen(js_name = approximateSize)]
+    pub fn approximate_size(&self, start: &[u8], end: &[u8]) -> Result<f64, JsValue> {
+        let n = self.db()?.approximate_size(start, end).map_err(js_err)?;
+        Ok(n as f64)
+    }
+
     /// Flushes the memtable to a table.
     pub fn flush(&self) -> Result<(), JsValue> {
         self.db()?.flush().map_err(js_err)
@@ -528,6 +582,29 @@ impl Database {
             p.write_groups,
             self.snapshots.len()
         ))
+    }
+
+    /// The live tables level by level, as LevelDB's `leveldb.sstables` property prints them
+    /// (`Version::DebugString`): `--- level N ---` then ` number:size['key' @ seq : type ..
+    /// 'key' @ seq : type]` per table, bytes outside printable ASCII as `\xNN`.
+    pub fn sstables(&self) -> Result<String, JsValue> {
+        use std::fmt::Write;
+        let v = self.db()?.version();
+        let mut out = String::new();
+        for (level, files) in v.files.iter().enumerate() {
+            let _ = writeln!(out, "--- level {level} ---");
+            for f in files {
+                let _ = writeln!(
+                    out,
+                    " {}:{}[{} .. {}]",
+                    f.number,
+                    f.file_size,
+                    debug_internal_key(&f.smallest),
+                    debug_internal_key(&f.largest)
+                );
+            }
+        }
+        Ok(out)
     }
 
     /// The database's dialect as detected at open, as JSON: `{"profile":"bedrock"|"google"|
@@ -613,6 +690,33 @@ impl Database {
             Some(db) => db.close().map_err(js_err),
             None => Ok(()),
         }
+    }
+}
+
+/// LevelDB's `InternalKey::DebugString`: `'user key' @ sequence : type`, the user key's bytes
+/// outside printable ASCII as `\xNN` (`EscapeString`); `(bad)` and the escaped bytes when
+/// the key does not parse.
+fn debug_internal_key(ikey: &[u8]) -> String {
+    use std::fmt::Write;
+    let escape = |bytes: &[u8]| {
+        let mut s = String::with_capacity(bytes.len());
+        for &b in bytes {
+            if (b' '..=b'~').contains(&b) {
+                s.push(b as char);
+            } else {
+                let _ = write!(s, "\\x{b:02x}");
+            }
+        }
+        s
+    };
+    match crate::key::parse_internal_key(ikey) {
+        Some(p) => format!(
+            "'{}' @ {} : {}",
+            escape(p.user_key),
+            p.sequence,
+            p.value_type as u8
+        ),
+        None => format!("(bad){}", escape(ikey)),
     }
 }
 
