@@ -18,12 +18,14 @@
 #   test/electron.js, is not a *-test.js) and its "# pass / # fail" lines and failing tests
 #   are printed. Full output: $OUT/classic-level-{original,strata}.tap (OUT defaults to the
 #   temporary folder, which is kept).
-# browser-level: NOT RUN YET. The plan: the same copies, test/index.js bundled (Vite, from
-#   js/node_modules) into a page with `require('..')` as the original or as Strata's
-#   BrowserLevel (js/src/browser-level.ts), run in Chromium through playwright-core, tape's
-#   output read from the console. Missing: the bundle needs browserify's Node shims for tape
-#   (stream, path, process, buffer, events: airtap provides them; Vite externalizes them), and
-#   the page and driver (bench/peer-suites/browser-level.mjs) are not written.
+# browser-level: the copies share the checkout's devDependencies (or one install of them);
+#   bench/peer-suites/browser-level.mjs bundles each copy's test/index.js with Vite (from
+#   js/node_modules; tape's Node built-ins mapped to the browserify shims among those
+#   devDependencies), the STRATA copy with an index.js that re-exports js/dist/browser-level.js
+#   (so the tests' `require('..')` gets Strata's BrowserLevel), serves it from 127.0.0.1, runs
+#   it in Chromium through playwright-core (js/node_modules) and reads tape's output from the
+#   console. It prints pass/fail per file (custom-test.js's tests told apart by name) and tape's
+#   summary for both. Full output: $OUT/browser-level-{original,strata}.tap.
 set -euo pipefail
 
 suite=${1:-}

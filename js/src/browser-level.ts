@@ -1,7 +1,8 @@
 // `strata-level/browser-level`: a drop-in for npm `browser-level` (3.0.0: an abstract-level
 // database over IndexedDB) on the Strata engine in browsers: `new BrowserLevel(location,
 // options)` with its `prefix` (default 'level-js-', as browser-level) and `version` options,
-// its `location`, `namePrefix`, `version` and `type`. The database is the Strata database
+// its `location`, `namePrefix`, `version` and `type`, and `BrowserLevel.destroy(location,
+// prefix)`. The database is the Strata database
 // named `prefix + location` in the browser's default storage (browser.ts: OPFS, or IndexedDB
 // where OPFS sync access handles are missing), or in `storage` when given.
 //
@@ -10,10 +11,13 @@
 // an iterator's cursor is created by its first message). What differs: the data is a LevelDB
 // database, not an IndexedDB object store of the same name, so `db.db` (browser-level's
 // IDBDatabase) is undefined, and `version` (an IndexedDB schema version) is kept but unused.
+// abstract-level does `require('events')` without depending on npm `events` (browser-level's
+// users hit this under Vite and webpack 5, which polyfill no Node built-ins): strata-level
+// depends on `events`, so this entry bundles with no configuration.
 
 import { AbstractIterator, AbstractLevel } from 'abstract-level';
 
-import { open, type BrowserOpenOptions } from './browser.js';
+import { destroy, open, type BrowserOpenOptions } from './browser.js';
 import type { Db, Iterator as DbIterator } from './db.js';
 import { toStrataError } from './errors.js';
 import type { BatchOp, Encoding } from './codec.js';
@@ -88,11 +92,14 @@ const Base = AbstractLevel as unknown as new (manifest: object, options?: object
 
 /** A Strata database with browser-level's interface. */
 export class BrowserLevel extends Base {
-  private readonly loc: string;
-  private readonly prefix: string;
-  private readonly ver: number;
-  private readonly openOptions: BrowserOpenOptions;
-  private handle: Db | undefined;
+  // ECMAScript private fields: abstract-level reads some names on a database (`prefix`, which
+  // marks a sublevel: a root with a `prefix` property breaks `db.sublevel()`), so none of these
+  // may be an ordinary property.
+  readonly #loc: string;
+  readonly #prefix: string;
+  readonly #ver: number;
+  readonly #openOptions: BrowserOpenOptions;
+  #handle: Db | undefined;
 
   constructor(location: string, options: BrowserLevelOptions = {}) {
     const { prefix, version, ...forward } = options ?? {};
@@ -114,23 +121,23 @@ export class BrowserLevel extends Base {
     if (typeof location !== 'string' || location === '') {
       throw new TypeError("The first argument 'location' must be a non-empty string");
     }
-    this.loc = location;
-    this.prefix = prefix == null ? DEFAULT_PREFIX : prefix;
-    this.ver = parseInt(String(version ?? 1), 10);
+    this.#loc = location;
+    this.#prefix = prefix == null ? DEFAULT_PREFIX : prefix;
+    this.#ver = parseInt(String(version || 1), 10);
     const { keyEncoding: _k, valueEncoding: _v, ...rest } = forward;
-    this.openOptions = rest as BrowserOpenOptions;
+    this.#openOptions = rest as BrowserOpenOptions;
   }
 
   get location(): string {
-    return this.loc;
+    return this.#loc;
   }
 
   get namePrefix(): string {
-    return this.prefix;
+    return this.#prefix;
   }
 
   get version(): number {
-    return this.ver;
+    return this.#ver;
   }
 
   get type(): string {
@@ -142,14 +149,14 @@ export class BrowserLevel extends Base {
     return undefined;
   }
 
-  private get h(): Db {
-    return this.handle!;
+  get #h(): Db {
+    return this.#handle!;
   }
 
   async _open(options: { createIfMissing: boolean; errorIfExists: boolean }): Promise<void> {
     try {
-      this.handle = await open(this.prefix + this.loc, {
-        ...this.openOptions,
+      this.#handle = await open(this.#prefix + this.#loc, {
+        ...this.#openOptions,
         createIfMissing: options.createIfMissing,
         errorIfExists: options.errorIfExists,
       });
@@ -159,47 +166,47 @@ export class BrowserLevel extends Base {
   }
 
   async _close(): Promise<void> {
-    const db = this.handle;
-    this.handle = undefined;
+    const db = this.#handle;
+    this.#handle = undefined;
     await db?.close();
   }
 
   _get(key: Uint8Array | string, options: { valueEncoding?: Encoding }): Promise<Out | undefined> {
-    return this.h.get(key, { valueEncoding: options.valueEncoding ?? 'view' });
+    return this.#h.get(key, { valueEncoding: options.valueEncoding ?? 'view' });
   }
 
   _getMany(keys: Array<Uint8Array | string>, options: { valueEncoding?: Encoding }): Promise<Array<Out | undefined>> {
-    return this.h.getMany(keys, { valueEncoding: options.valueEncoding ?? 'view' });
+    return this.#h.getMany(keys, { valueEncoding: options.valueEncoding ?? 'view' });
   }
 
   async _has(key: Uint8Array | string): Promise<boolean> {
-    return (await this.h.get(key)) !== undefined;
+    return (await this.#h.get(key)) !== undefined;
   }
 
   async _hasMany(keys: Array<Uint8Array | string>): Promise<boolean[]> {
-    return (await this.h.getMany(keys)).map((v) => v !== undefined);
+    return (await this.#h.getMany(keys)).map((v) => v !== undefined);
   }
 
   _put(key: Uint8Array | string, value: Uint8Array | string, options: { sync?: boolean }): Promise<void> {
-    return this.h.put(key, value, { sync: options.sync === true });
+    return this.#h.put(key, value, { sync: options.sync === true });
   }
 
   _del(key: Uint8Array | string, options: { sync?: boolean }): Promise<void> {
-    return this.h.del(key, { sync: options.sync === true });
+    return this.#h.del(key, { sync: options.sync === true });
   }
 
   async _batch(operations: BatchOp[], options: { sync?: boolean }): Promise<void> {
-    if (operations.length > 0) await this.h.batch(operations, { sync: options.sync === true });
+    if (operations.length > 0) await this.#h.batch(operations, { sync: options.sync === true });
   }
 
   /** Deletes every key in the range: keys read as of the call, deleted in batches. */
   async _clear(options: Record<string, unknown>): Promise<void> {
-    const it = this.h.iterator({ ...rangeOf(options), keys: true, values: false });
+    const it = this.#h.iterator({ ...rangeOf(options), keys: true, values: false });
     try {
       for (;;) {
         const batch = await it.nextv(1000);
         if (batch.length === 0) break;
-        await this.h.batch(batch.map(([key]) => ({ type: 'del' as const, key: key as Uint8Array })));
+        await this.#h.batch(batch.map(([key]) => ({ type: 'del' as const, key: key as Uint8Array })));
       }
     } finally {
       await it.close();
@@ -207,7 +214,7 @@ export class BrowserLevel extends Base {
   }
 
   _iterator(options: Record<string, unknown>): BrowserIterator {
-    const it = this.h.iterator({
+    const it = this.#h.iterator({
       ...rangeOf(options),
       keys: options.keys !== false,
       values: options.values !== false,
@@ -215,6 +222,17 @@ export class BrowserLevel extends Base {
       valueEncoding: (options.valueEncoding as Encoding) ?? 'view',
     });
     return new BrowserIterator(this, options, it);
+  }
+
+  /** browser-level's `BrowserLevel.destroy(location, prefix)`: deletes the database named
+   * `prefix + location` (default prefix 'level-js-') from the default storage (it must be
+   * closed). `options.storage`: the storage it was opened in, when one was given to `open`. */
+  static async destroy(location: string, prefix?: string | null, options: { storage?: 'opfs' | 'idb' } = {}): Promise<void> {
+    try {
+      await destroy((prefix == null ? DEFAULT_PREFIX : prefix) + location, options);
+    } catch (e) {
+      throw toStrataError(e);
+    }
   }
 }
 
