@@ -44,7 +44,10 @@ if want bindgen; then
   WASM_BINDGEN_VERSION=$(sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' Cargo.toml)
   if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
     say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (cargo install: ~2.5 min on 2 cores)"
-    cargo install -q --locked wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+    # No default features: they only add TLS (rustls, ring) to the test runner's HTTP client,
+    # which this build never runs; not --locked: its lock names a webpki-roots the registry
+    # may no longer serve (seen on a fresh machine).
+    cargo install -q --no-default-features wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
   fi
 fi
 if want pages; then
