@@ -17,6 +17,7 @@ import { toBytes } from './codec.js';
 import { engineOptions } from './engine.js';
 import { StrataError, toStrataError } from './errors.js';
 import { fromClassicLevel, StrataLevel, type StrataLevelOptions } from './level.js';
+import { LEVELDOWN_SIZES } from './leveldown-defaults.js';
 import { getEngine } from './node.js';
 
 /** classic-level's open options (its index.d.ts `OpenOptions`), plus the `level` ones. */
@@ -41,14 +42,7 @@ export interface ClassicLevelOptions {
 
 /** The addon's defaults (binding.cc `db_open`), and LevelDB's ranges (SanitizeOptions) for the
  * ones it clips; a Bloom filter of 10 bits per key on every open, as the addon's Database. */
-const DEFAULTS = {
-  cacheSize: 8 << 20,
-  writeBufferSize: 4 << 20,
-  blockSize: 4096,
-  maxOpenFiles: 1000,
-  blockRestartInterval: 16,
-  maxFileSize: 2 << 20,
-} as const;
+const DEFAULTS = LEVELDOWN_SIZES;
 type SizeOption = keyof typeof DEFAULTS;
 const RANGES: Record<SizeOption, [number, number]> = {
   cacheSize: [0, 2 ** 31],

@@ -10,6 +10,7 @@
 
 import { Buffer } from 'node:buffer';
 
+import { LEVELDOWN_BLOOM_BITS, LEVELDOWN_SIZES } from './leveldown-defaults.js';
 import { open as openDb } from './node.js';
 import type { Db, Iterator as DbIterator, OpenOptions } from './db.js';
 
@@ -39,13 +40,8 @@ export interface LevelDBOptions {
 export const ADDON_DEFAULTS = {
   createIfMissing: true,
   errorIfExists: false,
-  cacheSize: 8 << 20,
-  writeBufferSize: 4 << 20,
-  blockSize: 4096,
-  maxOpenFiles: 1000,
-  blockRestartInterval: 16,
-  maxFileSize: 2 << 20,
-  bloomBitsPerKey: 10,
+  ...LEVELDOWN_SIZES,
+  bloomBitsPerKey: LEVELDOWN_BLOOM_BITS,
 } as const;
 
 /** The engine's open options for the addon's `options` (a value of the wrong type falls back
