@@ -17,7 +17,7 @@ import { toBytes } from './codec.js';
 import { engineOptions } from './engine.js';
 import { StrataError, toStrataError } from './errors.js';
 import { fromClassicLevel, StrataLevel, type StrataLevelOptions } from './level.js';
-import { LEVELDOWN_SIZES } from './leveldown-defaults.js';
+import { LEVELDOWN_BLOOM_BITS, LEVELDOWN_SIZES } from './leveldown-defaults.js';
 import { getEngine } from './node.js';
 
 /** classic-level's open options (its index.d.ts `OpenOptions`), plus the `level` ones. */
@@ -64,7 +64,7 @@ export function classicOpenOptions(options: Record<string, unknown>): StrataLeve
     const [min, max] = RANGES[k];
     o[k] = Math.min(max, Math.max(min, n));
   }
-  o.bloomBitsPerKey = 10;
+  o.bloomBitsPerKey = LEVELDOWN_BLOOM_BITS;
   return o;
 }
 
