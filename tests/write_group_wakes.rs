@@ -363,3 +363,74 @@ fn a_leader_that_never_queued_panicking_wakes_the_writers_behind_it_with_the_err
         },
     );
 }
+
+#[test]
+fn a_writer_that_finds_the_state_lock_poisoned_by_a_panicking_leader_gets_no_panic_of_its_own() {
+    let _x = sync_point::exclusive();
+    let latch = Latch::new();
+    watchdog(
+        "a poisoned state lock met by another writer",
+        Duration::from_secs(120),
+        progress(&latch),
+        {
+            let latch = latch.clone();
+            move || {
+                // A commits and wakes B; B leads and panics with the state lock held, which
+                // poisons it. A, back from its commit, takes the state lock for its inline
+                // work after that and before B's unwinding records the error: the window a
+                // loaded machine found (A panicked there on the poison, once in 15 runs).
+                let (storage, options, db) = open_small_without_thread(b"before");
+                let release_a = Arc::new(AtomicBool::new(false));
+                hold_a_leading(&latch, &release_a);
+                panic_at_switch(&latch, "B");
+                let l = latch.clone();
+                sync_point::set_callback("DbInner::write:unwinding", move || {
+                    if thread_name() == "B" {
+                        l.signal("B unwinding");
+                        // Unwinding: no assertion here (a second panic aborts).
+                        let _ = l.wait_for("A returned", 1, STEP);
+                    }
+                });
+                let l = latch.clone();
+                sync_point::set_callback("DbInner::run_inline_work", move || {
+                    if thread_name() == "A" {
+                        assert!(l.wait_for("B unwinding", 1, STEP), "B never unwound");
+                        l.signal("A locks");
+                    }
+                });
+
+                let db_a = db.clone();
+                let a = spawn("A", move || {
+                    db_a.put(&WriteOptions::default(), b"a", &vec![7u8; 100_000])
+                });
+                assert!(latch.wait_for("held", 1, STEP), "A never led");
+                let db_b = db.clone();
+                let b = spawn("B", move || db_b.put(&WriteOptions::default(), b"b", b"b"));
+                assert!(latch.wait_for("parking", 1, STEP), "B never queued");
+                release_a.store(true, Ordering::SeqCst);
+                latch.signal("release A");
+
+                // A's own write was committed before B led: A returns it, and no panic.
+                a.join().expect("A panicked on the poisoned lock").unwrap();
+                assert_eq!(latch.count("A locks"), 1);
+                latch.signal("A returned");
+                assert!(b.join().is_err(), "B's injected panic did not unwind");
+                assert_eq!(latch.count("B panics"), 1);
+                sync_point::clear();
+
+                // The poison became the sticky error: writes refused, reads go on.
+                let e = db
+                    .put(&WriteOptions::default(), b"d", b"d")
+                    .expect_err("a write after the panic");
+                assert!(e.to_string().contains("panicked"), "{e}");
+                let r = ReadOptions::default();
+                assert_eq!(db.get(&r, b"a").unwrap().map(|v| v.len()), Some(100_000));
+                drop(db);
+                let db = Db::open(storage, "db", options).unwrap();
+                assert_eq!(db.get(&r, b"a").unwrap().map(|v| v.len()), Some(100_000));
+                assert_eq!(db.get(&r, b"b").unwrap(), None);
+                assert_eq!(db.scan().unwrap().entries, 2);
+            }
+        },
+    );
+}

@@ -40,7 +40,7 @@ impl DbInner {
                 .unwrap_or_default();
             // The state is consistent at every unlock; a panic while it was held only marks it.
             self.state.clear_poison();
-            let mut st = self.state.lock().unwrap();
+            let mut st = self.lock_state();
             st.compacting = None;
             st.flushing = false;
             st.bg_error.get_or_insert_with(|| {
@@ -54,10 +54,10 @@ impl DbInner {
 
     #[cfg(not(target_arch = "wasm32"))]
     fn background_loop_until_shutdown(&self) {
-        let mut st = self.state.lock().unwrap();
+        let mut st = self.lock_state();
         loop {
             while !st.bg_scheduled && !st.shutting_down {
-                st = self.bg_cv.wait(st).unwrap();
+                st = self.wait_bg(st);
             }
             if st.shutting_down {
                 self.set_bg_scheduled(&mut st, false);
@@ -102,7 +102,8 @@ impl DbInner {
         if self.options.background_thread || self.options.read_only {
             return;
         }
-        let mut st = self.state.lock().unwrap();
+        sync_point("DbInner::run_inline_work");
+        let mut st = self.lock_state();
         for _ in 0..2 {
             if !st.bg_scheduled || st.shutting_down {
                 break;
@@ -204,7 +205,7 @@ impl DbInner {
             mark: Mark::Compacting,
         };
         let new_file_number = || {
-            let mut st = self.state.lock().unwrap();
+            let mut st = self.lock_state();
             let n = st.versions.new_file_number();
             st.pending_outputs.insert(n);
             st.known_tables.insert(n);
@@ -212,7 +213,7 @@ impl DbInner {
         };
         let yield_to_flush = || -> Result<()> {
             if self.has_imm.load(Ordering::Acquire) {
-                let st = self.state.lock().unwrap();
+                let st = self.lock_state();
                 let (st, r) = self.compact_memtable(st);
                 drop(st);
                 self.bg_cv.notify_all();
@@ -233,7 +234,7 @@ impl DbInner {
         let result = run_compaction(&mut c, &env);
         std::mem::forget(unwinding);
         sync_point("DbInner::background_compaction:ran");
-        let mut st = self.state.lock().unwrap();
+        let mut st = self.lock_state();
         let result = match result {
             Ok((mut edit, stats)) => {
                 let outputs: Vec<u64> = edit.new_files.iter().map(|(_, f)| f.number).collect();
@@ -317,7 +318,7 @@ impl DbInner {
             &self.table_cache,
         );
         std::mem::forget(unwinding);
-        let mut st = self.state.lock().unwrap();
+        let mut st = self.lock_state();
         if next_log.is_some() {
             st.next_log = next_log;
         }
@@ -367,7 +368,7 @@ impl DbInner {
             drop(flushed);
             drop(view);
             drop(imm);
-            st = self.state.lock().unwrap();
+            st = self.lock_state();
             st = self.delete_obsolete_files(st);
         } else if st.bg_error.is_none() {
             st.bg_error = result.clone().err();
@@ -396,7 +397,7 @@ impl DbInner {
             return (st, r);
         }
         while st.manifest_writing {
-            st = self.bg_cv.wait(st).unwrap();
+            st = self.wait_bg(st);
         }
         let mut w = match st.versions.begin_apply(edit) {
             Ok(w) => w,
@@ -411,7 +412,7 @@ impl DbInner {
         sync_point("DbInner::log_and_apply:write");
         let written = w.write();
         std::mem::forget(clear);
-        let mut st = self.state.lock().unwrap();
+        let mut st = self.lock_state();
         st.manifest_writing = false;
         let r = st.versions.finish_apply(w, written);
         st.view = None;
@@ -438,7 +439,7 @@ impl DbInner {
         sync_point("DbInner::delete_obsolete_files:listing");
         let listed = self.storage.list(&self.dir);
         let parsed = listed.map(parse_names);
-        let st = self.state.lock().unwrap();
+        let st = self.lock_state();
         let Ok(parsed) = parsed else {
             return st;
         };
@@ -468,7 +469,7 @@ impl DbInner {
         for path in doomed {
             let _ = self.storage.remove(&path);
         }
-        self.state.lock().unwrap()
+        self.lock_state()
     }
 
     /// Paths of the files among `names` that no Version, pending output or live log needs;
@@ -514,10 +515,10 @@ impl DbInner {
         &self,
         steps: &mut super::CompactSteps,
     ) -> Result<(bool, u64)> {
-        let mut st = self.state.lock().unwrap();
+        let mut st = self.lock_state();
         if !steps.active {
             while st.manual.is_some() {
-                st = self.bg_cv.wait(st).unwrap();
+                st = self.wait_bg(st);
             }
             st.manual = Some(ManualCompaction {
                 level: steps.level,
@@ -551,7 +552,7 @@ impl DbInner {
     fn await_background_step<'a>(&'a self, st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
         if self.options.background_thread {
             let st = self.maybe_schedule_compaction(st);
-            self.bg_cv.wait(st).unwrap()
+            self.wait_bg(st)
         } else if Self::inline_step_elsewhere(&st) {
             self.wait_for_inline_step(st)
         } else {
@@ -580,10 +581,7 @@ impl DbInner {
     ) -> MutexGuard<'a, State> {
         #[cfg(not(target_arch = "wasm32"))]
         {
-            self.bg_cv
-                .wait_timeout(st, std::time::Duration::from_millis(10))
-                .unwrap()
-                .0
+            self.wait_bg_timeout(st, std::time::Duration::from_millis(10))
         }
         #[cfg(target_arch = "wasm32")]
         {
@@ -593,7 +591,7 @@ impl DbInner {
 
     /// Waits until no immutable memtable is waiting to be flushed.
     pub(super) fn wait_for_imm_flush(&self) -> Result<()> {
-        let mut st = self.state.lock().unwrap();
+        let mut st = self.lock_state();
         while st.imm.is_some() {
             if let Some(e) = &st.bg_error {
                 return Err(e.clone());
@@ -633,8 +631,9 @@ impl Drop for ClearOnUnwind<'_> {
         if !std::thread::panicking() {
             return;
         }
+        // Cleared first: the error recorded is this one, not lock_state's general one.
         self.db.state.clear_poison();
-        let mut st = self.db.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = self.db.lock_state();
         match self.mark {
             Mark::Compacting => st.compacting = None,
             Mark::Flushing => st.flushing = false,

@@ -55,7 +55,7 @@ impl Db {
         out.extend_from_slice(b"strata-content-identity-1\0");
         // The sequence and the tables of one state (a flush between two reads would mix two).
         let (sequence, version) = {
-            let mut st = self.inner.state.lock().unwrap();
+            let mut st = self.inner.lock_state();
             (st.versions.last_sequence, st.versions.current())
         };
         out.extend_from_slice(&sequence.to_le_bytes());

@@ -27,7 +27,7 @@ pub mod write_batch;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 
 pub use db_iter::DbIter;
 pub use dialect::Dialect;
@@ -209,9 +209,7 @@ impl Drop for CompactSteps {
         if let Some(inner) = self.db.upgrade() {
             // This request is the one registered (only one is at a time); a compaction job
             // it started finishes on its own.
-            if let Ok(mut st) = inner.state.lock() {
-                st.manual = None;
-            }
+            inner.lock_state().manual = None;
             inner.bg_cv.notify_all();
         }
     }
@@ -347,7 +345,7 @@ impl Snapshot {
 impl Drop for Snapshot {
     fn drop(&mut self) {
         if let Some(db) = self.db.upgrade() {
-            let mut st = db.state.lock().unwrap();
+            let mut st = db.lock_state();
             if let Some(n) = st.snapshots.get_mut(&self.sequence) {
                 *n -= 1;
                 if *n == 0 {
@@ -398,7 +396,7 @@ impl Db {
             *db.bg_thread.lock().unwrap() = Some(handle);
         }
         if !db.inner.options.read_only {
-            let st = db.inner.state.lock().unwrap();
+            let st = db.inner.lock_state();
             let st = db.inner.maybe_schedule_compaction(st);
             drop(st);
             db.inner.run_inline_work();
@@ -435,7 +433,7 @@ impl Db {
 
     /// The current Version (live tables per level).
     pub fn version(&self) -> Arc<Version> {
-        self.inner.state.lock().unwrap().versions.current()
+        self.inner.lock_state().versions.current()
     }
 
     pub fn table_cache(&self) -> &Arc<TableCache> {
@@ -444,17 +442,17 @@ impl Db {
 
     /// The sequence number of the latest write.
     pub fn last_sequence(&self) -> SequenceNumber {
-        self.inner.state.lock().unwrap().versions.last_sequence
+        self.inner.lock_state().versions.last_sequence
     }
 
     /// Entries in the memtables (recovered from the log, or written since the last flush).
     pub fn memtable_entries(&self) -> usize {
-        let st = self.inner.state.lock().unwrap();
+        let st = self.inner.lock_state();
         st.mem.len() + st.imm.as_ref().map_or(0, |m| m.len())
     }
 
     pub fn properties(&self) -> Properties {
-        let mut st = self.inner.state.lock().unwrap();
+        let mut st = self.inner.lock_state();
         let v = st.versions.current();
         Properties {
             files_per_level: (0..crate::options::config::NUM_LEVELS)
@@ -507,7 +505,7 @@ impl Db {
 
     /// A snapshot of the current state.
     pub fn snapshot(&self) -> Snapshot {
-        let mut st = self.inner.state.lock().unwrap();
+        let mut st = self.inner.lock_state();
         let seq = st.versions.last_sequence;
         *st.snapshots.entry(seq).or_insert(0) += 1;
         Snapshot {
@@ -543,7 +541,7 @@ impl Db {
             .get(options, &lkey, &self.inner.table_cache, value);
         let (found, seek_due) = found.inspect_err(|_| value.clear())?;
         if seek_due && !self.inner.options.read_only {
-            let st = self.inner.state.lock().unwrap();
+            let st = self.inner.lock_state();
             drop(self.inner.maybe_schedule_compaction(st));
         }
         Ok(found == Lookup::Found)
@@ -622,7 +620,7 @@ impl Db {
         if steps.max_level.is_none() {
             self.flush()?;
             let (begin, end) = (steps.begin.as_deref(), steps.end.as_deref());
-            let mut st = self.inner.state.lock().unwrap();
+            let mut st = self.inner.lock_state();
             let v = st.versions.current();
             drop(st);
             let mut max = 1;
@@ -671,7 +669,7 @@ impl Db {
         if self.inner.options.read_only {
             return Ok(false);
         }
-        let mut st = self.inner.state.lock().unwrap();
+        let mut st = self.inner.lock_state();
         if !self.inner.options.background_thread && DbInner::inline_step_elsewhere(&st) {
             // Another caller is running the step: wait for it a little rather than report
             // work left at once (a host looping on this would spin).
@@ -680,7 +678,7 @@ impl Db {
         let st = self.inner.maybe_schedule_compaction(st);
         drop(st);
         self.inner.run_inline_work();
-        let st = self.inner.state.lock().unwrap();
+        let st = self.inner.lock_state();
         if let Some(e) = &st.bg_error {
             return Err(e.clone());
         }
@@ -690,7 +688,7 @@ impl Db {
     /// Waits for background work to finish and closes the database, reporting any
     /// background error. (Dropping the handle also closes it.)
     pub fn close(self) -> Result<()> {
-        let err = self.inner.state.lock().unwrap().bg_error.clone();
+        let err = self.inner.lock_state().bg_error.clone();
         drop(self);
         match err {
             Some(e) => Err(e),
@@ -702,7 +700,7 @@ impl Db {
 impl Drop for Db {
     fn drop(&mut self) {
         {
-            let mut st = self.inner.state.lock().unwrap();
+            let mut st = self.inner.lock_state();
             st.shutting_down = true;
             crate::util::sync_point::signal_point("Db::drop:shutting_down");
             // Hand buffered log bytes to the OS; what was not synced may still be lost in a
@@ -718,7 +716,7 @@ impl Drop for Db {
         }
         // The log created ahead for a switch that will not come: empty, never named by the
         // MANIFEST, so a reopen would only replay it as nothing.
-        let next_log = self.inner.state.lock().unwrap().next_log.take();
+        let next_log = self.inner.lock_state().next_log.take();
         if let Some((number, writer)) = next_log {
             drop(writer);
             let path = crate::version::filename::log_file_name(&self.inner.dir, number);
@@ -727,10 +725,57 @@ impl Drop for Db {
     }
 }
 
+/// What a thread that finds the state lock poisoned records before it goes on: another call
+/// panicked with the lock held.
+const STATE_POISONED: &str =
+    "a call panicked while holding the database's state: the database takes no more writes";
+
 impl DbInner {
+    /// The state lock. Never a panic of the caller's own: a poisoned lock (another call
+    /// panicked holding it) is taken anyway, and the panic made sticky as `bg_error` first, so
+    /// the database refuses writes from then on and reads go on. The state is consistent at
+    /// every unlock but a panicking one; the one who unwinds (a write leader, the background
+    /// loop) records its own error too, but a thread can take the lock between the guard's
+    /// drop and that record, and must not panic there (the race a loaded machine found).
+    fn lock_state(&self) -> MutexGuard<'_, State> {
+        match self.state.lock() {
+            Ok(st) => st,
+            Err(poisoned) => self.poisoned_state(poisoned.into_inner()),
+        }
+    }
+
+    /// Clears the state lock's poison, recording it as the sticky error (`lock_state`).
+    fn poisoned_state<'a>(&'a self, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        self.state.clear_poison();
+        st.bg_error
+            .get_or_insert_with(|| Error::internal(STATE_POISONED));
+        st
+    }
+
+    /// Waits on `bg_cv` with the state lock (poison handled as `lock_state` does).
+    fn wait_bg<'a>(&'a self, st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        match self.bg_cv.wait(st) {
+            Ok(st) => st,
+            Err(poisoned) => self.poisoned_state(poisoned.into_inner()),
+        }
+    }
+
+    /// `wait_bg` for at most `timeout`.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn wait_bg_timeout<'a>(
+        &'a self,
+        st: MutexGuard<'a, State>,
+        timeout: std::time::Duration,
+    ) -> MutexGuard<'a, State> {
+        match self.bg_cv.wait_timeout(st, timeout) {
+            Ok((st, _)) => st,
+            Err(poisoned) => self.poisoned_state(poisoned.into_inner().0),
+        }
+    }
+
     /// The memtables and Version a read uses, and the last sequence, as of now.
     fn read_view(&self) -> (Arc<ReadView>, SequenceNumber) {
-        let mut guard = self.state.lock().unwrap();
+        let mut guard = self.lock_state();
         let st = &mut *guard;
         // Pointer equality is exact here: the view holds each of its Arcs, so none of them can
         // be freed and its address reused while the view is kept.

@@ -394,7 +394,7 @@ pub(super) fn open(storage: Arc<dyn Storage>, dir: &str, options: Options) -> Re
         _lock: lock,
     };
     if !inner.options.read_only {
-        let st = inner.state.lock().unwrap();
+        let st = inner.lock_state();
         if quiet.is_some() {
             // Nothing was written since the listing.
             drop(inner.delete_obsolete_files_among(st, listing));

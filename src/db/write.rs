@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::Thread;
 
 use super::{DbInner, State, WriteBatch};
@@ -85,7 +85,10 @@ pub(super) struct Waiter {
 
 impl Waiter {
     fn take_done(&self) -> Option<Result<()>> {
-        self.done.lock().unwrap().take()
+        self.done
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
     }
 
     /// Wakes the writer, which has decided to sleep (so its thread is recorded).
@@ -97,7 +100,7 @@ impl Waiter {
     }
 
     fn finish(&self, result: Result<()>) {
-        *self.done.lock().unwrap() = Some(result);
+        *self.done.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
         self.wake();
     }
 }
@@ -133,8 +136,11 @@ impl Drop for Leadership<'_> {
         // A panic with the state lock held poisoned it: clear that (as the background loop
         // does), so later calls get the sticky error set here, not a panic of their own.
         let e = Error::internal("a write leader panicked while committing its group");
+        // The state lock, if the panic came with it held, is poisoned and free here.
+        sync_point("DbInner::write:unwinding");
+        // Cleared first: the error recorded is this one, not lock_state's general one.
         self.db.state.clear_poison();
-        let mut st = self.db.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut st = self.db.lock_state();
         st.bg_error.get_or_insert_with(|| e.clone());
         drop(st);
         self.db.bg_cv.notify_all();
@@ -167,7 +173,7 @@ impl DbInner {
     /// Commits `batch` (or, with `None`, forces a memtable switch).
     pub(super) fn write(&self, options: &WriteOptions, batch: Option<WriteBatch>) -> Result<()> {
         let force = batch.is_none();
-        let mut q = self.writers.lock().unwrap();
+        let mut q = self.writers.lock().unwrap_or_else(PoisonError::into_inner);
         if !q.leader_active && q.queue.is_empty() {
             // Nobody is committing or waiting (every single-threaded write): lead alone at
             // once. No record in the queue, no group, no locks of a waiter's own: writers that
@@ -235,7 +241,7 @@ impl DbInner {
                 // Committed by a leader: no need for the queue's lock.
                 return r;
             }
-            q = self.writers.lock().unwrap();
+            q = self.writers.lock().unwrap_or_else(PoisonError::into_inner);
         }
         // Leader: this writer is the front (checked under the lock, held since); its group
         // is itself and the writers behind it, up to a forced switch or about 1 MiB.
@@ -260,7 +266,11 @@ impl DbInner {
             active: true,
         };
         sync_point("DbInner::write:lead");
-        let lead = me.batch.lock().unwrap().take();
+        let lead = me
+            .batch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         let result = self.commit_group(force, lead, &me.options, &leadership.followers);
         leadership.hand_on(result)
     }
@@ -274,7 +284,7 @@ impl DbInner {
         options: &WriteOptions,
         followers: &[Arc<Waiter>],
     ) -> Result<()> {
-        let st = self.state.lock().unwrap();
+        let st = self.lock_state();
         let (mut st, room) = self.make_room_for_write(st, force);
         room?;
         if force {
@@ -285,7 +295,13 @@ impl DbInner {
         let missing = || Error::internal("a data write without its batch");
         let mut batch = lead.ok_or_else(missing)?;
         for w in followers {
-            batch.append(w.batch.lock().unwrap().as_ref().ok_or_else(missing)?);
+            batch.append(
+                w.batch
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .as_ref()
+                    .ok_or_else(missing)?,
+            );
         }
         if batch.is_empty() {
             return Ok(());
@@ -321,7 +337,7 @@ impl DbInner {
         // Room in the memtable first: a batch it cannot hold (out of memory) is refused whole,
         // before the log has it, and the database stays writable.
         if let Err(e) = batch.reserve_in(&mem) {
-            self.state.lock().unwrap().log = log;
+            self.lock_state().log = log;
             return Err(e);
         }
         let mut result = Ok(());
@@ -338,7 +354,7 @@ impl DbInner {
         if result.is_ok() {
             result = batch.insert_reserved(&mem);
         }
-        let mut st = self.state.lock().unwrap();
+        let mut st = self.lock_state();
         st.log = log;
         match result {
             Ok(()) => {
@@ -385,7 +401,7 @@ impl DbInner {
                 let _demand = self.compression_pool.as_ref().map(|p| p.demand());
                 std::thread::sleep(std::time::Duration::from_millis(1));
                 allow_delay = false;
-                st = self.state.lock().unwrap();
+                st = self.lock_state();
                 continue;
             }
             if !force && st.mem.approximate_memory_usage() <= self.options.write_buffer_size {
@@ -399,7 +415,7 @@ impl DbInner {
                 if self.options.background_thread {
                     signal_point("DbInner::make_room:wait");
                     let _demand = self.compression_pool.as_ref().map(|p| p.demand());
-                    st = self.bg_cv.wait(st).unwrap();
+                    st = self.wait_bg(st);
                 } else if Self::inline_step_elsewhere(&st) {
                     st = self.wait_for_inline_step(st);
                 } else {
