@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo world offered by the viewer's "Open the demo world": a deterministic synthetic world
-# (strata gen-world, 32×32 chunks with terrain, seed 7), zipped once into
-# target/www-demo/demo.mcworld. Builds the release CLI when it is missing. Prints the path.
+# (the content of `strata gen-world --chunks-x 32 --chunks-z 32 --seed 7`, terrain included),
+# written and zipped by the wasm engine (Database.synthMcworld) into
+# target/www-demo/demo.mcworld. Builds the wasm engine when it is missing. Prints the path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Kept outside the checkout under the sources' fingerprint (scripts/source-hash.sh), as the
@@ -12,18 +13,15 @@ if [[ ! -f $demo && -f $cache ]]; then
   mkdir -p target/www-demo && cp "$cache" "$demo"
 fi
 if [[ ! -f $demo ]]; then
-  [[ -x target/release/strata ]] || cargo build -q --release --bin strata
-  rm -rf target/www-demo && mkdir -p target/www-demo
-  target/release/strata gen-world target/www-demo/world --chunks-x 32 --chunks-z 32 --seed 7 >&2
-  python3 - target/www-demo/world "$demo.tmp" <<'PY'
-import os, sys, zipfile
-src, out = sys.argv[1:3]
-with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
-    for root, _, files in os.walk(src):
-        for f in sorted(files):
-            p = os.path.join(root, f)
-            z.write(p, os.path.relpath(p, src))
-PY
+  # Written by the wasm engine (the pages' own build, js/wasm): serving needs no native build.
+  [[ -f js/wasm/strata_bg.wasm ]] || bash scripts/build-wasm.sh >&2
+  mkdir -p target/www-demo
+  node --input-type=module - "$demo.tmp" <<'JS'
+import fs from 'node:fs';
+import { initSync, Database } from './js/wasm/strata.js';
+initSync({ module: fs.readFileSync('js/wasm/strata_bg.wasm') });
+fs.writeFileSync(process.argv[2], Database.synthMcworld(32, 32, 7));
+JS
   mv "$demo.tmp" "$demo"
   mkdir -p "$(dirname "$cache")" && cp "$demo" "$cache.tmp" && mv "$cache.tmp" "$cache"
   # shellcheck disable=SC2012

@@ -8,5 +8,5 @@ cd "$(dirname "$0")/.."
 FILES=(.ci/run package.json Cargo.toml Cargo.lock js/package.json js/package-lock.json
   www/package.json www/package-lock.json scripts/setup.sh scripts/start.sh scripts/test.sh
   scripts/build-wasm.sh scripts/build-www.sh scripts/demo-world.sh scripts/serve.sh
-  scripts/test-fresh-clone.sh)
+  scripts/test-fresh-clone.sh scripts/source-hash.sh scripts/site-hash.sh)
 for f in "${FILES[@]}"; do printf '%s\n' "$f"; cat "$f"; done | sha256sum | cut -d' ' -f1

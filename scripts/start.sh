@@ -2,7 +2,9 @@
 # `npm start`: the web pages served first, then the main job while they are served.
 #   1. what the pages need (scripts/setup.sh pages; wasm-bindgen-cli built beside the wasm
 #      engine when missing), the wasm engine and TypeScript package, the pages (Vite), the demo
-#      world (strata gen-world): ~4 min on a fresh 2-core machine, seconds on a warm one
+#      world (written by the wasm engine): ~4 min on a fresh 2-core machine, seconds on a warm
+#      one. Pages built before from the same sources (a fresh clone of a commit built on this
+#      machine) are served first instead, and this step runs while they are served.
 #   2. the server on 127.0.0.1:$PORT (default 8080), its URL printed as soon as it answers: the
 #      world viewer (demo world ready to open) and the benchmark page. Not under CI or
 #      STRATA_NO_SERVE=1, where everything else runs and the command exits.
@@ -30,42 +32,45 @@ T0=$(date +%s)
 section() { printf '\n== %s\n' "$*"; }
 since() { echo "$(($(date +%s) - T0)) s"; }
 
-section "set-up for the pages (a fresh machine: ~3 min, most of it wasm-bindgen-cli and the wasm build)"
-bash scripts/setup.sh pages
-# A wasm engine and a demo world built before from these very sources (scripts/source-hash.sh;
-# kept in ${STRATA_BUILD_CACHE:-~/.cache/strata/build}) are taken as they are: a fresh clone of
-# a commit already built on this machine serves without compiling.
 build_cache=${STRATA_BUILD_CACHE:-$HOME/.cache/strata/build}
 sources=$(bash scripts/source-hash.sh)
-if [[ -f $build_cache/wasm-$sources/strata_bg.wasm && -f $build_cache/demo-$sources.mcworld ]]; then
-  echo "   the wasm engine and the demo world of these sources were built before ($build_cache)"
-else
-  # wasm-bindgen-cli (a cargo install, ~2.5 min when missing) builds while the wasm engine and
-  # the release CLI compile; its output goes to a log, shown if it fails.
-  mkdir -p target
-  bindgen_log=target/setup-bindgen.log
-  bash scripts/setup.sh bindgen >"$bindgen_log" 2>&1 &
-  bindgen=$!
-  section "the wasm engine and the release CLI (cargo, release; a fresh machine: ~2 min)"
-  cargo build -q --lib --release --target wasm32-unknown-unknown
-  cargo build -q --release --bin strata
-  echo "   compiled ($(since) since npm start)"
-  if ! wait "$bindgen"; then
-    cat "$bindgen_log" >&2
-    echo "set-up of wasm-bindgen-cli failed (above)" >&2
-    exit 1
-  fi
-  sed 's/^/   /' "$bindgen_log"
-fi
 
-section "the pages: wasm-bindgen, wasm-opt, tsc, Vite; the demo world"
-bash scripts/build-www.sh
-demo=$(bash scripts/demo-world.sh)
+# The pages: set-up, the wasm engine, the TypeScript package, Vite, the demo world.
+pages() {
+  section "set-up for the pages (a fresh machine: ~1 min; wasm-bindgen-cli builds beside the wasm engine)"
+  bash scripts/setup.sh pages
+  # A wasm engine and a demo world built before from these very sources (scripts/source-hash.sh;
+  # kept in $build_cache) are taken as they are: a fresh clone of a commit already built on
+  # this machine serves without compiling.
+  if [[ -f $build_cache/wasm-$sources/strata_bg.wasm && -f $build_cache/demo-$sources.mcworld ]]; then
+    echo "   the wasm engine and the demo world of these sources were built before ($build_cache)"
+  else
+    # wasm-bindgen-cli (a cargo install, ~2 min when missing) builds while the wasm engine
+    # compiles; its output goes to a log, shown if it fails. The native CLI is not needed to
+    # serve (the wasm engine writes the demo world): it compiles after the server is up.
+    mkdir -p target
+    bindgen_log=target/setup-bindgen.log
+    bash scripts/setup.sh bindgen >"$bindgen_log" 2>&1 &
+    bindgen=$!
+    section "the wasm engine (cargo, release, wasm32; a fresh machine: ~2 min)"
+    cargo build -q --lib --release --target wasm32-unknown-unknown
+    echo "   compiled ($(since) since npm start)"
+    if ! wait "$bindgen"; then
+      cat "$bindgen_log" >&2
+      echo "set-up of wasm-bindgen-cli failed (above)" >&2
+      exit 1
+    fi
+    sed 's/^/   /' "$bindgen_log"
+  fi
+  section "the pages: wasm-bindgen, wasm-opt, tsc, Vite; the demo world (written by the wasm engine)"
+  bash scripts/build-www.sh
+  demo=$(bash scripts/demo-world.sh)
+}
 
 server=
-if [ "$SERVE" = 1 ]; then
-  section "serving the web pages"
-  STRATA_DEMO_MCWORLD=$demo PORT=$PORT node scripts/serve-www.mjs www/dist &
+# Serves folder $1 with the demo world $2 at /demo.mcworld, and waits until it answers.
+serve() {
+  STRATA_DEMO_MCWORLD=$2 PORT=$PORT node scripts/serve-www.mjs "$1" &
   server=$!
   trap '[ -n "$server" ] && kill "$server" 2>/dev/null; true' EXIT
   trap 'exit 130' INT TERM
@@ -76,11 +81,35 @@ if [ "$SERVE" = 1 ]; then
   done
   echo "   the world viewer answers at http://127.0.0.1:$PORT/ ($(since) since npm start); the benchmark page at /bench.html"
   echo "   the benchmarks run now while it serves; Ctrl-C stops both"
+}
+
+# Pages built before from these very sources (scripts/site-hash.sh; scripts/build-www.sh keeps
+# them) are served at once, before any install or build: a fresh clone of a commit already
+# built on this machine answers in seconds. The set-up and the builds follow while it serves.
+site=$build_cache/site-$(bash scripts/site-hash.sh)
+prebuilt=0
+if [ "$SERVE" = 1 ] && [[ -f $site/index.html && -f $build_cache/demo-$sources.mcworld ]]; then
+  section "serving the pages built before from these sources ($site)"
+  rm -rf target/www-prebuilt && mkdir -p target && cp -r "$site" target/www-prebuilt
+  cp "$build_cache/demo-$sources.mcworld" target/www-prebuilt.mcworld
+  serve target/www-prebuilt target/www-prebuilt.mcworld
+  prebuilt=1
+else
+  pages
+  if [ "$SERVE" = 1 ]; then
+    section "serving the web pages"
+    serve www/dist "$demo"
+  fi
 fi
 
 benchmarks() {
+  if [ "$prebuilt" = 1 ]; then pages; fi
+
   section "set-up for the benchmarks and tests (Python peers, browsers; a fresh machine: ~3 min)"
   bash scripts/setup.sh peers
+
+  section "the release CLI (cargo, release; a fresh machine: ~2 min)"
+  cargo build -q --release --bin strata
 
   section "the benchmark world (written by Mojang's LevelDB)"
   bash bench/scan.sh "${DEMO[@]}" --prepare

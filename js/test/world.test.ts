@@ -332,3 +332,41 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
     await w.close();
   });
 });
+
+// The viewer's demo world is written by the wasm engine (scripts/demo-world.sh calls
+// synthMcworld), so that serving the pages needs no native build: it must hold what the native
+// `strata gen-world` writes with the same parameters, record for record.
+const DEMO_ENTRIES = 4113;
+const DEMO_CRC32C = 1072366442;
+describe('the demo world written by the wasm engine', () => {
+  test('synthMcworld(32, 32, 7) holds exactly what `strata gen-world --chunks-x 32 --chunks-z 32 --seed 7` writes', async () => {
+    const wasm = await import('../wasm/strata.js');
+    wasm.initSync({ module: fs.readFileSync(path.join(repoRoot, 'js/wasm/strata_bg.wasm')) });
+    const zip = wasm.Database.synthMcworld(32, 32, 7);
+    const dir = path.join(tempDir('demo'), 'world');
+    execFileSync(releaseCli, ['gen-world', dir, '--chunks-x', '32', '--chunks-z', '32', '--seed', '7']);
+
+    const fromWasm = await openMcworld(zip);
+    const fromCli = await openWorld(dir);
+    try {
+      const scan = await fromWasm.db.scan();
+      expect(scan).toEqual(await fromCli.db.scan());
+      // 1,024 chunks (each a Version, a Data3D and the subchunks its surface spans) and 11
+      // global records; the CRC-32C over every key and value.
+      expect(scan.entries).toBe(DEMO_ENTRIES);
+      expect(scan.crc32c).toBe(DEMO_CRC32C);
+      const [a, b] = [await fromWasm.summary(), await fromCli.summary()];
+      expect(a.total).toEqual(b.total);
+      expect(a.levelDat).toEqual(b.levelDat);
+      expect(fromWasm.source.mcworld!.rootInZip).toBe('');
+      expect(fromWasm.source.mcworld!.files).toBe(fs.readdirSync(path.join(dir, 'db')).filter((f) => f !== 'LOCK').length + 2);
+    } finally {
+      await fromWasm.close();
+      await fromCli.close();
+    }
+    // Hostile parameters are refused with a clear error, not a trap.
+    expect(() => wasm.Database.synthMcworld(0, 32, 7)).toThrow(/1..=1024/);
+    expect(() => wasm.Database.synthMcworld(32, 32, -1)).toThrow(/seed/);
+    expect(() => wasm.Database.synthMcworld(32, 32, 0.5)).toThrow(/seed/);
+  });
+});

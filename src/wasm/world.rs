@@ -673,6 +673,30 @@ impl Database {
         crate::bedrock::snbt_tree::parse_tree_json(text).map_err(js_err)
     }
 
+    /// A synthetic world (`bedrock::synth`: `chunksX` × `chunksZ` chunks, each 1..=1024, of
+    /// terrain fixed by `seed`, an integer 0..=2^53) as `.mcworld` bytes, written and zipped in
+    /// engine memory: the same keys and values as `strata gen-world` with those parameters.
+    /// The viewer's demo world comes from here (scripts/demo-world.sh), so serving the pages
+    /// needs no native build.
+    #[wasm_bindgen(js_name = synthMcworld)]
+    pub fn synth_mcworld(chunks_x: u32, chunks_z: u32, seed: f64) -> Result<Vec<u8>, JsValue> {
+        if !(seed >= 0.0 && seed.fract() == 0.0 && seed <= (1u64 << 53) as f64) {
+            return Err(super::invalid(
+                "synthMcworld: the seed must be an integer from 0 to 2^53",
+            ));
+        }
+        let params = crate::bedrock::synth::SynthParams {
+            chunks_x,
+            chunks_z,
+            seed: seed as u64,
+        };
+        let mem: Arc<dyn crate::storage::Storage> = Arc::new(MemStorage::new());
+        crate::bedrock::synth::generate(mem.clone(), "world", params).map_err(js_err)?;
+        let mut out = std::io::Cursor::new(Vec::new());
+        export::write_zip(&*mem, "world", &mut out).map_err(js_err)?;
+        Ok(out.into_inner())
+    }
+
     /// Unpacks a `.mcworld` (zip bytes) into the in-memory store `name` (replacing it), for
     /// `openWorld(undefined, name)`. Returns JSON `{rootInZip, files, bytes}`. Hostile archives
     /// (zip bombs, unsafe names, no world inside) are refused with `LEVEL_INVALID_ARGUMENT`,
