@@ -212,9 +212,13 @@ fn usage_errors_exit_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no database here"));
 }
 
+/// Readahead's memory is bounded by decoded bytes (`table::readahead`): this world's tables
+/// of blocks that compress 120 to 1 once made 40-block runs and peaks of 40 to 68 MiB, by
+/// how far the workers got ahead; bounded, 21 to 27 MiB with both cores busy elsewhere, and
+/// 8 MiB without readahead.
 #[test]
-fn scan_of_the_largest_world_peaks_under_64_mib() {
-    if common::skip_without_worlds("scan_of_the_largest_world_peaks_under_64_mib") {
+fn scan_of_the_largest_world_peaks_under_40_mib() {
+    if common::skip_without_worlds("scan_of_the_largest_world_peaks_under_40_mib") {
         return;
     }
     let world = worlds()
@@ -240,7 +244,7 @@ fn scan_of_the_largest_world_peaks_under_64_mib() {
         .parse()
         .unwrap();
     println!("peak RSS {kib} KiB");
-    assert!(kib < 64 * 1024, "peak RSS {kib} KiB");
+    assert!(kib < 40 * 1024, "peak RSS {kib} KiB");
 }
 
 #[test]

@@ -13,8 +13,18 @@
 //! Invariants:
 //! - Entries still reach the caller strictly in the cursor's order: the iterator consumes runs
 //!   in the order it scheduled them; workers only fill them.
-//! - Memory is bounded: each iterator keeps at most `MAX_RUNS_AHEAD` runs of at most
-//!   `RUN_BYTES` compressed bytes (plus one block larger than that) in flight.
+//! - Memory is bounded by decoded bytes, not only by compressed ones. A run is at most
+//!   `RUN_BYTES` compressed bytes (plus one block larger than that) *and* at most
+//!   `RUN_DECODED` bytes decoded, estimated as its block count times the memory a data block
+//!   of this pool took on average so far (a table's blocks are cut at one size whatever they
+//!   compress to; their compression ratio varies from table to table). Every run scheduled and
+//!   not yet taken is charged to its pool's budget at that estimate (`AHEAD_BYTES` for all
+//!   of the pool's cursors): a cursor schedules past `MIN_RUNS_AHEAD` runs only within it,
+//!   and never past `MAX_RUNS_AHEAD`. A charge is released when its run is taken, cancelled
+//!   or dropped (`Charge`), whichever path that is. Why: a Bedrock world saved by 1.26 has
+//!   tables of 197 KB blocks that compress 120 to 1, where 64 KiB of compressed bytes made
+//!   runs of 40 blocks (12 MiB decoded) and a scan held up to 44 MiB of decoded blocks (peak
+//!   RSS 40 to 68 MiB, against 8 MiB without readahead).
 //! - The cursor never waits on a run no worker has started: it takes the run and decodes it
 //!   itself (work stealing), so a busy pool costs no latency and a one-core machine still
 //!   makes progress.
@@ -61,8 +71,19 @@ use crate::util::sync_point::{signal_point, sync_point};
 
 /// Compressed bytes per run: enough to amortise one hand-off over many small blocks.
 pub const RUN_BYTES: u64 = 64 * 1024;
-/// Runs each iterator keeps scheduled ahead of its cursor.
+/// Runs each iterator keeps scheduled ahead of its cursor, at most.
 pub const MAX_RUNS_AHEAD: usize = 6;
+/// Runs each iterator keeps scheduled ahead of its cursor whatever the budget, so every
+/// cursor has work in flight for the workers.
+pub const MIN_RUNS_AHEAD: usize = 2;
+/// Estimated decoded bytes of the runs scheduled ahead of all of a pool's cursors, past
+/// which a cursor with `MIN_RUNS_AHEAD` runs ahead schedules no more.
+pub const AHEAD_BYTES: u64 = 8 << 20;
+/// Estimated decoded bytes of one run, at most (a run has at least one block).
+pub const RUN_DECODED: u64 = 1 << 20;
+/// Memory of a decoded data block assumed before any was taken (a high guess: Bedrock's are
+/// ~160 to 200 KB, in pooled buffers of up to twice that; the first run taken corrects it).
+const FIRST_BLOCK_BYTES: u64 = 256 << 10;
 /// Consecutive data blocks a table iterator reads forward by itself before it goes on with
 /// readahead (`ReadOptions::auto_readahead`): a seek and a few steps never start it, a scan
 /// does within its first blocks (RocksDB's auto readahead starts at its second sequential
@@ -126,14 +147,80 @@ struct Shared {
     /// stale by another thread only costs a handoff not adopted, which is then cancelled; the
     /// reader that made one sees it (its own store came first).
     handoff_count: AtomicUsize,
+    /// Estimated decoded bytes of every run scheduled and not yet taken (`Charge`).
+    ahead_bytes: AtomicU64,
+    /// Memory (the blocks' `charge`) and count of the decoded data blocks taken so far:
+    /// their mean estimates what a run will decode to.
+    taken_bytes: AtomicU64,
+    taken_blocks: AtomicU64,
 }
+
+impl Shared {
+    /// The memory a decoded data block is expected to take.
+    fn block_estimate(&self) -> u64 {
+        let n = self.taken_blocks.load(Relaxed);
+        if n == 0 {
+            return FIRST_BLOCK_BYTES;
+        }
+        (self.taken_bytes.load(Relaxed) / n).max(1)
+    }
+
+    /// The most blocks a run may hold by `RUN_DECODED` (at least one).
+    fn run_blocks(&self) -> usize {
+        usize::try_from(RUN_DECODED / self.block_estimate())
+            .unwrap_or(usize::MAX)
+            .max(1)
+    }
+}
+
+/// A scheduled run's share of its pool's `AHEAD_BYTES`, released when dropped (the run taken,
+/// cancelled, or its readahead or handoff gone).
+struct Charge {
+    shared: Arc<Shared>,
+    /// The estimate charged.
+    bytes: u64,
+}
+
+impl Charge {
+    fn new(shared: &Arc<Shared>, blocks: usize) -> Charge {
+        let bytes = shared.block_estimate().saturating_mul(blocks as u64);
+        let ahead = shared
+            .ahead_bytes
+            .fetch_add(bytes, Relaxed)
+            .saturating_add(bytes);
+        shared.stats.peak_ahead.fetch_max(ahead, Relaxed);
+        shared.stats.largest_run.fetch_max(blocks as u64, Relaxed);
+        Charge {
+            shared: shared.clone(),
+            bytes,
+        }
+    }
+
+    /// Whether one more run of `blocks` blocks fits the budget beside what is charged.
+    fn fits(shared: &Shared, blocks: usize) -> bool {
+        shared
+            .ahead_bytes
+            .load(Relaxed)
+            .saturating_add(shared.block_estimate().saturating_mul(blocks as u64))
+            <= AHEAD_BYTES
+    }
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.shared.ahead_bytes.fetch_sub(self.bytes, Relaxed);
+    }
+}
+
+/// A run scheduled ahead of a cursor: (first block index, block count, run, its charge).
+type Scheduled = (usize, usize, Arc<Run>, Charge);
 
 /// Runs of `table` scheduled by the readahead of the file before it.
 struct Handoff {
     table: Arc<Table>,
     /// The scheduling reader's filter: only a reader with the same one adopts the runs.
     filter: Option<LendFilter>,
-    runs: VecDeque<(usize, usize, Arc<Run>)>,
+    runs: VecDeque<Scheduled>,
     /// Index of the next block of `table` to schedule.
     next: usize,
 }
@@ -144,6 +231,8 @@ pub type Successor = Box<dyn FnOnce() -> Option<Arc<Table>> + Send>;
 #[derive(Default)]
 struct Counters {
     lent: AtomicU64,
+    peak_ahead: AtomicU64,
+    largest_run: AtomicU64,
     scheduled: AtomicU64,
     by_workers: AtomicU64,
     by_reader: AtomicU64,
@@ -172,6 +261,10 @@ pub struct ReadaheadStats {
     /// Runs lent to outside decoders (external pools); `runs_by_workers` counts those whose
     /// blocks came back in time.
     pub runs_lent: u64,
+    /// The most estimated decoded bytes scheduled ahead of the pool's cursors at once.
+    pub peak_ahead_bytes: u64,
+    /// The most data blocks in one run scheduled.
+    pub largest_run: u64,
 }
 
 #[derive(Default)]
@@ -221,6 +314,9 @@ impl ReadaheadPool {
             stats: Counters::default(),
             handoffs: Mutex::new(Vec::new()),
             handoff_count: AtomicUsize::new(0),
+            ahead_bytes: AtomicU64::new(0),
+            taken_bytes: AtomicU64::new(0),
+            taken_blocks: AtomicU64::new(0),
         })
     }
 
@@ -337,6 +433,8 @@ impl ReadaheadPool {
         let c = &self.shared.stats;
         ReadaheadStats {
             runs_lent: c.lent.load(Relaxed),
+            peak_ahead_bytes: c.peak_ahead.load(Relaxed),
+            largest_run: c.largest_run.load(Relaxed),
             runs_scheduled: c.scheduled.load(Relaxed),
             runs_by_workers: c.by_workers.load(Relaxed),
             runs_by_reader: c.by_reader.load(Relaxed),
@@ -544,9 +642,8 @@ pub struct Readahead {
     table: Arc<Table>,
     verify: bool,
     filter: Option<LendFilter>,
-    /// Scheduled runs, in the order the cursor reaches them: (first block index, block
-    /// count, run).
-    ahead: VecDeque<(usize, usize, Arc<Run>)>,
+    /// Scheduled runs, in the order the cursor reaches them.
+    ahead: VecDeque<Scheduled>,
     /// The run being consumed: its first block index and its blocks (taken one by one).
     current: Option<(usize, Vec<Slot>)>,
     /// Forward: index of the next block to schedule. Backward: the blocks before it are yet to
@@ -701,14 +798,20 @@ impl Readahead {
                 }
             }
             match self.ahead.front() {
-                Some(&(first, count, _)) if pos >= first && pos < first + count => {
+                Some(&(first, count, ..)) if pos >= first && pos < first + count => {
                     // Unreachable panic: `front()` just matched `Some`.
-                    let (first, count, run) = self.ahead.pop_front().expect("front exists");
-                    let mut blocks: Vec<Slot> = run
-                        .take(&self.pool.shared.stats)
-                        .into_iter()
-                        .map(Some)
-                        .collect();
+                    let (first, count, run, charge) = self.ahead.pop_front().expect("front exists");
+                    let shared = &self.pool.shared;
+                    let blocks = run.take(&shared.stats);
+                    let (n, bytes) = blocks.iter().flatten().fold((0u64, 0u64), |(n, b), block| {
+                        (n + 1, b + block.charge() as u64)
+                    });
+                    if n > 0 {
+                        shared.taken_bytes.fetch_add(bytes, Relaxed);
+                        shared.taken_blocks.fetch_add(n, Relaxed);
+                    }
+                    drop(charge);
+                    let mut blocks: Vec<Slot> = blocks.into_iter().map(Some).collect();
                     // A run cancelled under us (cannot happen for the front run, but stay
                     // total): pad so indexing is safe; missing blocks are read normally.
                     blocks.resize_with(count, || None);
@@ -719,35 +822,53 @@ impl Readahead {
         }
     }
 
+    /// Whether a cursor with `held` runs ahead schedules one more of `blocks` blocks.
+    fn may_schedule(&self, held: usize, blocks: usize) -> bool {
+        held < MIN_RUNS_AHEAD || (held < MAX_RUNS_AHEAD && Charge::fits(&self.pool.shared, blocks))
+    }
+
+    /// The block count of `table`'s run from block `first`, within `RUN_BYTES` and
+    /// `RUN_DECODED`.
+    fn run_length(&self, table: &Table, first: usize) -> usize {
+        table
+            .run_length(first, RUN_BYTES)
+            .min(self.pool.shared.run_blocks())
+    }
+
     fn top_up(&mut self, total: usize) {
         if self.backward {
-            while self.ahead.len() < MAX_RUNS_AHEAD && self.next > 0 {
-                let count = self.table.run_length_back(self.next, RUN_BYTES).max(1);
+            while self.next > 0 {
+                let count = self
+                    .table
+                    .run_length_back(self.next, RUN_BYTES)
+                    .clamp(1, self.pool.shared.run_blocks());
+                if !self.may_schedule(self.ahead.len(), count) {
+                    return;
+                }
                 let first = self.next - count;
-                let run = self.schedule_run(&self.table, first, count);
-                self.ahead.push_back((first, count, run));
+                let scheduled = self.schedule_run(&self.table, first, count);
+                self.ahead.push_back(scheduled);
                 self.next = first;
             }
             return;
         }
-        while self.ahead.len() < MAX_RUNS_AHEAD && self.next < total {
-            let (count, run) = self.schedule(&self.table, self.next);
-            self.ahead.push_back((self.next, count, run));
+        while self.next < total {
+            let count = self.run_length(&self.table, self.next);
+            if !self.may_schedule(self.ahead.len(), count) {
+                return;
+            }
+            let scheduled = self.schedule_run(&self.table, self.next, count);
+            self.ahead.push_back(scheduled);
             self.next += count;
         }
-        if self.next >= total && self.ahead.len() < MAX_RUNS_AHEAD {
+        if self.ahead.len() < MAX_RUNS_AHEAD {
             self.top_up_successor();
         }
     }
 
-    /// Schedules `table`'s run starting at block `first`: (block count, run).
-    fn schedule(&self, table: &Arc<Table>, first: usize) -> (usize, Arc<Run>) {
-        let count = table.run_length(first, RUN_BYTES);
-        (count, self.schedule_run(table, first, count))
-    }
-
     /// Schedules blocks `first..first + count` of `table` as one run.
-    fn schedule_run(&self, table: &Arc<Table>, first: usize, count: usize) -> Arc<Run> {
+    fn schedule_run(&self, table: &Arc<Table>, first: usize, count: usize) -> Scheduled {
+        let charge = Charge::new(&self.pool.shared, count);
         let run = Run::new(RunJob {
             table: table.clone(),
             first,
@@ -756,7 +877,7 @@ impl Readahead {
             filter: self.filter,
         });
         self.pool.submit(run.clone());
-        run
+        (first, count, run, charge)
     }
 
     /// This table is fully scheduled: schedule the next file's first runs into its handoff.
@@ -797,16 +918,20 @@ impl Readahead {
             self.handing_to = None; // already adopted
             return;
         };
-        while self.ahead.len() + h.runs.len() < MAX_RUNS_AHEAD && h.next < total {
-            let (count, run) = self.schedule(&next, h.next);
-            h.runs.push_back((h.next, count, run));
+        while h.next < total {
+            let count = self.run_length(&next, h.next);
+            if !self.may_schedule(self.ahead.len() + h.runs.len(), count) {
+                break;
+            }
+            let scheduled = self.schedule_run(&next, h.next, count);
+            h.runs.push_back(scheduled);
             h.next += count;
         }
     }
 
     fn cancel_all(&mut self) {
         let stats = &self.pool.shared.stats;
-        for (_, _, run) in self.ahead.drain(..) {
+        for (_, _, run, _charge) in self.ahead.drain(..) {
             if run.cancel() {
                 stats.cancelled.fetch_add(1, Relaxed);
             }
@@ -831,7 +956,7 @@ impl Drop for Readahead {
                     .shared
                     .handoff_count
                     .store(handoffs.len(), Release);
-                for (_, _, run) in removed.runs {
+                for (_, _, run, _charge) in removed.runs {
                     if run.cancel() {
                         self.pool.shared.stats.cancelled.fetch_add(1, Relaxed);
                     }

@@ -656,6 +656,59 @@ fn auto_readahead_starts_on_a_forward_run_of_decoded_blocks_only() {
     );
 }
 
+/// Blocks that compress 1000 to 1 (a Bedrock 1.26 world's tables of repeated sub-chunks come
+/// near it): runs are cut by their decoded size, not only their compressed bytes, so a run of
+/// `RUN_BYTES` compressed bytes does not decode to many megabytes, and what is scheduled ahead
+/// stays within the pool's budget.
+#[test]
+fn readahead_runs_are_bounded_by_decoded_bytes_on_blocks_that_compress_far() {
+    use super::readahead::{AHEAD_BYTES, RUN_BYTES, RUN_DECODED};
+    const BLOCK: usize = 200 * 1024;
+    let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..1200u32)
+        .map(|i| {
+            let key = make_internal_key(format!("k{i:06}").as_bytes(), 1, ValueType::Value);
+            (key, vec![(i % 7) as u8; 8 * 1024])
+        })
+        .collect();
+    let (s, size) = build_table(&entries, CompressionType::ZlibRaw, BLOCK);
+    let pool = ReadaheadPool::new(1);
+    let table = open_table_as(&s, "t.ldb", size, pool.clone());
+    let handles = table.data_handles().unwrap().to_vec();
+    let blocks = handles.len() as u64;
+    assert_eq!(blocks, 48, "~200 KiB blocks of 8 KiB values");
+    let compressed: u64 = handles.iter().map(|h| h.size + 5).sum();
+    assert!(
+        compressed < RUN_BYTES,
+        "the whole table is {compressed} bytes compressed"
+    );
+    let mut it = table.iter(readahead_options());
+    it.seek_to_first();
+    let mut n = 0;
+    while it.valid() {
+        assert_eq!(it.value(), &entries[n].1[..]);
+        n += 1;
+        it.next();
+    }
+    it.status().unwrap();
+    drop(it);
+    assert_eq!(n, entries.len());
+    let stats = pool.as_ref().unwrap().stats();
+    assert_eq!(stats.blocks_delivered, blocks);
+    // Under compressed bytes alone this table was one run of all 48 blocks (9.6 MB).
+    let most = RUN_DECODED / BLOCK as u64;
+    assert!(
+        (1..=most).contains(&stats.largest_run),
+        "a run of {} blocks",
+        stats.largest_run
+    );
+    assert!(stats.runs_scheduled >= blocks.div_ceil(most));
+    assert!(
+        stats.peak_ahead_bytes <= AHEAD_BYTES,
+        "{} bytes ahead",
+        stats.peak_ahead_bytes
+    );
+}
+
 #[test]
 fn readahead_iterators_match_the_model() {
     let mut rng = Random::new(91);
