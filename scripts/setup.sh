@@ -4,7 +4,8 @@
 #
 #   bash scripts/setup.sh            everything (npm test, npm run bench)
 #   bash scripts/setup.sh pages      what building the web pages needs but wasm-bindgen-cli: the
-#                                    wasm32 target, clang and llvm-ar, npm ci in js/ and www/
+#                                    wasm32 target, clang and llvm-ar (part `toolchain`), npm ci in
+#                                    js/ and www/ (part `npm`)
 #   bash scripts/setup.sh bindgen    wasm-bindgen-cli (npm start builds it while the wasm engine
 #                                    compiles; npm start serves after these two parts alone)
 #   bash scripts/setup.sh peers      the rest: rustfmt/clippy, the Python peers, GNU time, the
@@ -13,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PART=${1:-all}
-case $PART in all | pages | bindgen | peers) ;; *) echo "usage: setup.sh [all|pages|bindgen|peers]" >&2; exit 2 ;; esac
+case $PART in all | pages | toolchain | npm | bindgen | peers) ;; *) echo "usage: setup.sh [all|pages|toolchain|npm|bindgen|peers]" >&2; exit 2 ;; esac
 want() { [ "$PART" = all ] || [[ " $* " == *" $PART "* ]]; }
 
 say() { printf '[setup] %s\n' "$*"; }
@@ -50,7 +51,7 @@ if want bindgen; then
     cargo install -q --no-default-features wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
   fi
 fi
-if want pages; then
+if want pages toolchain; then
   if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
     say "adding the wasm32-unknown-unknown target (~5 s)"; rustup target add wasm32-unknown-unknown
   fi
@@ -69,6 +70,8 @@ if want pages; then
       say "installing llvm (Debian; llvm-ar)"; apt_install llvm
     fi
   fi
+fi
+if want pages npm; then
   # The npm package's dev tools (TypeScript, vitest, tape, playwright-core, binaryen, peers).
   if [ ! -f js/node_modules/.package-lock.json ] || [ js/package-lock.json -nt js/node_modules/.package-lock.json ]; then
     say "npm ci in js/ (~20 s)"; (cd js && npm ci --no-audit --no-fund --loglevel=error)

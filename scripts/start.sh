@@ -37,23 +37,33 @@ sources=$(bash scripts/source-hash.sh)
 
 # The pages: set-up, the wasm engine, the TypeScript package, Vite, the demo world.
 pages() {
-  section "set-up for the pages (a fresh machine: ~1 min; wasm-bindgen-cli builds beside the wasm engine)"
-  bash scripts/setup.sh pages
+  section "set-up for the pages (a fresh machine: ~1 min; wasm-bindgen-cli and npm ci run beside the wasm engine's build)"
   # A wasm engine and a demo world built before from these very sources (scripts/source-hash.sh;
   # kept in $build_cache) are taken as they are: a fresh clone of a commit already built on
   # this machine serves without compiling.
   if [[ -f $build_cache/wasm-$sources/strata_bg.wasm && -f $build_cache/demo-$sources.mcworld ]]; then
+    bash scripts/setup.sh pages
     echo "   the wasm engine and the demo world of these sources were built before ($build_cache)"
   else
+    bash scripts/setup.sh toolchain
     # wasm-bindgen-cli (a cargo install, ~2 min when missing) builds while the wasm engine
-    # compiles; its output goes to a log, shown if it fails. The native CLI is not needed to
-    # serve (the wasm engine writes the demo world): it compiles after the server is up.
+    # compiles, and npm ci (network, little CPU) runs meanwhile; their output goes to logs,
+    # shown if they fail. The native CLI is not needed to serve (the wasm engine writes the
+    # demo world): it compiles after the server is up.
     mkdir -p target
     bindgen_log=target/setup-bindgen.log
     bash scripts/setup.sh bindgen >"$bindgen_log" 2>&1 &
     bindgen=$!
-    section "the wasm engine (cargo, release, wasm32; a fresh machine: ~2 min)"
-    cargo build -q --lib --release --target wasm32-unknown-unknown
+    wasm_log=target/build-wasm-engine.log
+    section "the wasm engine (cargo, release, wasm32; a fresh machine: ~2 min); npm ci meanwhile"
+    cargo build -q --lib --release --target wasm32-unknown-unknown >"$wasm_log" 2>&1 &
+    wasm=$!
+    bash scripts/setup.sh npm
+    if ! wait "$wasm"; then
+      cat "$wasm_log" >&2
+      echo "the wasm engine did not compile (above)" >&2
+      exit 1
+    fi
     echo "   compiled ($(since) since npm start)"
     if ! wait "$bindgen"; then
       cat "$bindgen_log" >&2
