@@ -229,31 +229,38 @@ fn staged_entity_edits_equal_the_same_edits_one_after_another() {
         return;
     }
     use strata::bedrock::edit::EditReport;
-    let report = |chunks, records, bytes, entities, rewritten, chunks_left| EditReport {
-        chunks,
-        records,
-        bytes,
-        entities,
-        rewritten,
-        chunks_left,
-    };
+    // (chunks, stubs): positions deleted and the stubs among them (no Version record); the same
+    // pair for the positions left.
+    let report =
+        |(chunks, stubs), records, bytes, entities, rewritten, (chunks_left, stubs_left)| {
+            EditReport {
+                chunks,
+                stubs,
+                records,
+                bytes,
+                entities,
+                rewritten,
+                chunks_left,
+                stubs_left,
+            }
+        };
     // What the staged edits delete. Entities counts actorprefix records and compounds cut out
     // of Entity records; a deleted chunk's Entity records go whole, as records.
     for (name, identifier, want) in [
         (
             "rbedrock_example2_2025",
             "minecraft:zombie",
-            report(1, 51, 91228, 23, 4, 62),
+            report((1, 0), 51, 91228, 23, 4, (62, 7)),
         ),
         (
             "amulet_1_16",
             "minecraft:cow",
-            report(1, 13, 22012, 2, 1, 435),
+            report((1, 0), 13, 22012, 2, 1, (435, 0)),
         ),
         (
             "mcpe_0_11_mcedit_testdb",
             "id:32",
-            report(1, 5, 85690, 6, 4, 255),
+            report((1, 0), 5, 85690, 6, 4, (255, 0)),
         ),
     ] {
         let open = |tag: &str| {

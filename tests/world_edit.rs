@@ -961,7 +961,10 @@ fn cli_prune_a_mcworld_then_edit_level_dat_then_export() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("17 chunks of dimension 0 deleted (249 records, 436654 bytes, 7 entities), 7 chunks left"),
+        out.contains(
+            "15 chunks and 2 stubs (positions with records but no Version record) of dimension 0 \
+             deleted (249 records, 436654 bytes, 7 entities), 7 chunks and 0 stubs left"
+        ),
         "{out}"
     );
     assert!(std::fs::read(&src_zip).unwrap() == zip_before);
@@ -1174,4 +1177,88 @@ fn zip_writer_zip64_and_plain_read_back_in_python_and_strata() {
     )
     .unwrap();
     assert!(std::fs::read(&again).unwrap() == plain);
+}
+
+/// Chunks and stubs add up with the map's count: a chunk is a position with a Version or
+/// LegacyVersion record (what the map draws and the summary counts); a stub has chunk records
+/// but no such record (the game's unfinished border chunks: 3,445 of amulet_1_18_vanilla's
+/// positions hold only a FinalizedState and an empty Entity record). A deletion takes both and
+/// reports them apart, so "242 of 2,737 chunks selected" on the map is "242 chunks and 122
+/// stubs" deleted, never "364 chunks". Figures computed here from the key bytes.
+#[test]
+fn deleted_chunks_and_stubs_add_up_with_the_maps_count() {
+    if common::skip_without_worlds("deleted_chunks_and_stubs_add_up_with_the_maps_count") {
+        return;
+    }
+    let (_tmp, root) = world_copy("amulet_1_18_vanilla");
+    let before = strata_entries(&root.join("db"));
+    let area = Selection::parse("-10,-10:10,10").unwrap();
+    let positions = chunks(&before, 0);
+    let versioned: BTreeSet<(i32, i32)> = before
+        .keys()
+        .filter_map(|k| shape(k))
+        .filter(|&(_, _, d, tag, y)| d == 0 && !y && (tag == 0x2C || tag == 0x76))
+        .map(|(x, z, ..)| (x, z))
+        .collect();
+    let inside =
+        |s: &BTreeSet<(i32, i32)>| s.iter().filter(|&&(x, z)| area.contains(x, z)).count() as u64;
+    let (positions_in, versioned_in) = (inside(&positions), inside(&versioned));
+    assert_eq!(
+        (positions.len(), versioned.len(), positions_in, versioned_in),
+        (6220, 2737, 364, 242)
+    );
+    let world = open_writable(&root);
+    let summary = strata::bedrock::keys::summarize(world.db()).unwrap();
+    assert_eq!(
+        summary.chunks.get(&0).copied(),
+        Some(versioned.len() as u64)
+    );
+    let staged = apply_edits(
+        world.db(),
+        &[ChunkEdit::Delete {
+            dimension: 0,
+            area: area.clone(),
+        }],
+        true,
+    )
+    .unwrap();
+    let report = world.delete_chunks(0, &area).unwrap();
+    assert_eq!(staged, report, "the dry run's figures");
+    let stubs_left = (positions.len() - versioned.len()) as u64 - (positions_in - versioned_in);
+    assert_eq!(
+        (
+            report.chunks,
+            report.stubs,
+            report.chunks_left,
+            report.stubs_left
+        ),
+        (
+            positions_in,
+            positions_in - versioned_in,
+            positions.len() as u64 - positions_in,
+            stubs_left
+        )
+    );
+    world.close().unwrap();
+    // The CLI names them apart, with the same figures.
+    let (_tmp2, root2) = world_copy("amulet_1_18_vanilla");
+    let (code, out, err) = strata(&[
+        "world",
+        "delete-chunks",
+        root2.to_str().unwrap(),
+        "--dimension",
+        "0",
+        "--area",
+        "-10,-10:10,10",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let want = format!(
+        "242 chunks and 122 stubs (positions with records but no Version record) of dimension 0 \
+         deleted ({} records, {} bytes, {} entities), {} chunks and {stubs_left} stubs left",
+        report.records,
+        report.bytes,
+        report.entities,
+        versioned.len() as u64 - versioned_in
+    );
+    assert!(out.contains(&want), "{out}\nwant {want}");
 }

@@ -83,8 +83,12 @@ export type ChunkAreas = string | ReadonlyArray<readonly [number, number, number
 
 /** What `deleteChunks` / `prune` deleted, in one atomic batch. */
 export interface EditReport {
-  /** Chunks (x, z) of the dimension whose records were deleted. */
+  /** Chunk positions (x, z) of the dimension whose records were deleted: the chunks (with a
+   * Version record: what the map draws and `summary()` counts) and the stubs among them. */
   chunks: number;
+  /** Of `chunks`, the stubs: positions with records but no Version record (the game's
+   * unfinished border chunks). `chunks - stubs` is what the map and `summary()` count. */
+  stubs: number;
   /** Records deleted: chunk records, `digp` records and `actorprefix` entities. */
   records: number;
   /** Key + value bytes of those records. */
@@ -94,8 +98,10 @@ export interface EditReport {
   entities: number;
   /** Records rewritten without some of their entities (a `digp` list, an Entity record). */
   recordsRewritten: number;
-  /** Chunks of the dimension left. */
+  /** Chunk positions of the dimension left (stubs included, as in `chunks`). */
   chunksLeft: number;
+  /** Of `chunksLeft`, the stubs. */
+  stubsLeft: number;
 }
 
 /** One staged edit of `applyEdits`: delete the chunks of `areas`, keep only them, delete the

@@ -69,15 +69,17 @@ describe('World editor (Node)', () => {
       [0, 0, 3, 3],
       [-4, -4],
     ]);
-    expect(del).toEqual({ chunks: 7, records: 109, bytes: 197316, entities: 7, recordsRewritten: 0, chunksLeft: 56 });
+    // Positions, and the stubs among them (records but no Version record): 5 chunks as the map
+    // counts them and 2 stubs.
+    expect(del).toEqual({ chunks: 7, stubs: 2, records: 109, bytes: 197316, entities: 7, recordsRewritten: 0, chunksLeft: 56, stubsLeft: 5 });
     const pruned = await w.prune(0, '-2,-2:2,2');
-    expect(pruned).toEqual({ chunks: 48, records: 897, bytes: 1780680, entities: 47, recordsRewritten: 0, chunksLeft: 8 });
+    expect(pruned).toEqual({ chunks: 48, stubs: 5, records: 897, bytes: 1780680, entities: 47, recordsRewritten: 0, chunksLeft: 8, stubsLeft: 0 });
     await w.close();
     expect(cli('world', 'delete-chunks', viaCli, '--dimension', '0', '--area', '0,0:3,3;-4,-4')).toContain(
-      '7 chunks of dimension 0 deleted (109 records, 197316 bytes, 7 entities), 56 chunks left',
+      '5 chunks and 2 stubs (positions with records but no Version record) of dimension 0 deleted (109 records, 197316 bytes, 7 entities), 51 chunks and 5 stubs left',
     );
     expect(cli('world', 'prune', viaCli, '--dimension', '0', '--keep', '-2,-2:2,2')).toContain(
-      '48 chunks of dimension 0 deleted (897 records, 1780680 bytes, 47 entities), 8 chunks left',
+      '43 chunks and 5 stubs (positions with records but no Version record) of dimension 0 deleted (897 records, 1780680 bytes, 47 entities), 8 chunks and 0 stubs left',
     );
     const a = mojangDump(path.join(viaJs, 'db'));
     expect(a.equals(mojangDump(path.join(viaCli, 'db')))).toBe(true);

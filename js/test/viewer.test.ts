@@ -483,7 +483,7 @@ describe('world viewer in Chromium', () => {
     await page.evaluate(() => (document.body.dataset.state = 'idle'));
     await page.click('#save-edits');
     await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state ?? '') && document.getElementById('world-summary')!.dataset.entries !== undefined);
-    expect(await page.textContent('#message')).toContain(`Saved 1 edit: ${inArea} chunks, ${report.records} records`);
+    expect(await page.textContent('#message')).toContain(`Saved 1 edit: ${inArea} chunk${inArea === 1 ? '' : 's'}, ${report.records} records`);
     expect(await staged()).toEqual({ edits: '0', redo: '0', chunks: undefined, records: undefined, bytes: undefined, items: 0 });
     expect(await page.getAttribute('#world-summary', 'data-entries')).toBe(String(want.entries));
     expect(await page.getAttribute('#world-summary', 'data-crc32c')).toBe(String(want.crc32c));
@@ -517,6 +517,26 @@ describe('world viewer in Chromium', () => {
     const again = await openWith('#open-mcworld', file);
     expect([again.state, again.chunks, again.entries, again.crc32c]).toEqual(['ready', String(chunks.length), shown.entries, shown.crc32c]);
     expect(await chunkListsCached()).toBe(1);
+  });
+
+  test('a staged deletion counts chunks as the map does and names the stubs apart', async () => {
+    // amulet_1_18_vanilla: -10,-10:10,10 holds 242 of its 2,737 chunks (Version records) and
+    // 122 stubs (records but no Version record): "242 of 2737 chunks selected" on the map is
+    // "242 chunks and 122 stubs" in the staged deletion, as `strata world delete-chunks` says.
+    const shown = await openWith('#open-mcworld', path.join(zips, 'amulet_1_18_vanilla.mcworld'));
+    expect([shown.state, shown.chunks]).toEqual(['ready', '2737']);
+    await page.fill('#selection', '-10,-10:10,10');
+    await page.waitForSelector('#map[data-selected="242"]');
+    expect(await page.textContent('#selection-count')).toBe('242 of 2737 chunks selected');
+    await page.evaluate(() => (document.body.dataset.state = 'idle'));
+    await page.click('#delete-chunks');
+    await page.waitForSelector('#confirm-dialog[open]');
+    expect(await page.textContent('#confirm-dialog')).toContain('Stage the deletion of 242 chunks');
+    await page.click('#confirm');
+    await page.waitForSelector('#staged[data-edits="1"] #staged-summary[data-chunks="242"][data-stubs="122"]');
+    expect(await page.textContent('#staged-summary')).toMatch(/^242 chunks and 122 stubs \(records but no Version record: not on the map\), [\d,]+ records, /);
+    await page.click('#undo');
+    await page.waitForSelector('#staged[data-edits="0"]');
   });
 
   test('the NBT editor: level.dat and a record edited as SNBT, bad text refused, the export carries the edit', async () => {

@@ -70,8 +70,8 @@ fn hex(bytes: &[u8]) -> String {
 
 fn report_json(r: &EditReport) -> String {
     format!(
-        "{{\"chunks\":{},\"records\":{},\"bytes\":{},\"entities\":{},\"recordsRewritten\":{},\"chunksLeft\":{}}}",
-        r.chunks, r.records, r.bytes, r.entities, r.rewritten, r.chunks_left
+        "{{\"chunks\":{},\"stubs\":{},\"records\":{},\"bytes\":{},\"entities\":{},\"recordsRewritten\":{},\"chunksLeft\":{},\"stubsLeft\":{}}}",
+        r.chunks, r.stubs, r.records, r.bytes, r.entities, r.rewritten, r.chunks_left, r.stubs_left
     )
 }
 

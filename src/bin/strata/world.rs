@@ -209,12 +209,25 @@ fn selection(args: &Args, flag: &str, command: &str) -> Result<Selection, CliErr
     Selection::parse(text).map_err(|e| CliError::Usage(e.to_string()))
 }
 
+/// Chunks are positions with a Version record (what the map draws and `world info` counts);
+/// stubs, positions with records but none (`EditReport::stubs`), are named apart when there
+/// are any.
 fn print_edit(what: &str, dim: i32, r: &EditReport, secs: f64) {
-    println!(
-        "{what}: {} chunks of dimension {dim} deleted ({} records, {} bytes, {} entities), \
-         {} chunks left, {secs:.3} s",
-        r.chunks, r.records, r.bytes, r.entities, r.chunks_left
-    );
+    let (chunks, left) = (r.chunks - r.stubs, r.chunks_left - r.stubs_left);
+    if r.stubs == 0 && r.stubs_left == 0 {
+        println!(
+            "{what}: {chunks} chunks of dimension {dim} deleted ({} records, {} bytes, {} \
+             entities), {left} chunks left, {secs:.3} s",
+            r.records, r.bytes, r.entities
+        );
+    } else {
+        println!(
+            "{what}: {chunks} chunks and {} stubs (positions with records but no Version \
+             record) of dimension {dim} deleted ({} records, {} bytes, {} entities), {left} \
+             chunks and {} stubs left, {secs:.3} s",
+            r.stubs, r.records, r.bytes, r.entities, r.stubs_left
+        );
+    }
 }
 
 fn delete_chunks(raw: &[String]) -> CliResult {

@@ -3,7 +3,7 @@
 // shift-drag and ctrl-click), delete the selected chunks (`#delete-chunks`) or keep only them
 // (`#prune`), each confirmed in a dialog (`#confirm`) and then STAGED (entity deletions from the
 // entity panel are staged the same way, `stage`): `#staged-list` lists the staged edits
-// (`li[data-kind]`) and `#staged-summary` (data-chunks/records/bytes/entities) what they would delete
+// (`li[data-kind]`) and `#staged-summary` (data-chunks/stubs/records/bytes/entities) what they would delete
 // together (the engine's dry run), `#undo`/`#redo` (ctrl+z, ctrl+shift+z) move edits between
 // the staged list and the redo list, `#save-edits` applies them, `#discard-edits` drops them.
 // `#export-mcworld` saves staged edits first, then exports a `.mcworld` the game imports
@@ -39,6 +39,16 @@ export function parseSelection(text: string): Rect[] {
 
 export function inSelection(rects: Rect[], x: number, z: number): boolean {
   return rects.some(([x0, z0, x1, z1]) => x >= x0 && x <= x1 && z >= z0 && z <= z1);
+}
+
+/** "242 chunks and 122 stubs" (or "242 chunks" when there are none): chunks as the map and the
+ * summary count them (positions with a Version record), and apart from them the stubs that an
+ * edit deletes too (positions with records but no Version record, not drawn on the map), so the
+ * numbers a user reads add up with the map's. */
+export function chunksAndStubs(r: { chunks: number; stubs: number }): string {
+  const n = (v: number, one: string, many: string) => `${v.toLocaleString('en')} ${v === 1 ? one : many}`;
+  const chunks = n(r.chunks - r.stubs, 'chunk', 'chunks');
+  return r.stubs === 0 ? chunks : `${chunks} and ${n(r.stubs, 'stub', 'stubs')} (records but no Version record: not on the map)`;
 }
 
 /** One staged edit and how the staged list names it. */
@@ -272,7 +282,7 @@ export class Editor {
     save.disabled = discard.disabled = this.staged.length === 0;
     stagedPanel.dataset.edits = String(this.staged.length);
     stagedPanel.dataset.redo = String(this.redoable.length);
-    for (const k of ['chunks', 'records', 'bytes', 'entities']) delete stagedSummary.dataset[k];
+    for (const k of ['chunks', 'stubs', 'records', 'bytes', 'entities']) delete stagedSummary.dataset[k];
     if (this.staged.length === 0) {
       stagedSummary.textContent = 'nothing';
       stagedPanel.dataset.version = String(version);
@@ -285,8 +295,10 @@ export class Editor {
       const r = await w.applyEdits(this.edits(), { dryRun: true });
       if (version !== this.stagedVersion) return; // the list changed meanwhile
       const n = (v: number, one: string, many: string) => `${v.toLocaleString('en')} ${v === 1 ? one : many}`;
-      stagedSummary.textContent = `${n(r.chunks, 'chunk', 'chunks')}, ${n(r.records, 'record', 'records')}, ${n(r.bytes, 'byte', 'bytes')} would be deleted (${n(r.entities, 'entity', 'entities')})`;
-      stagedSummary.dataset.chunks = String(r.chunks);
+      stagedSummary.textContent = `${chunksAndStubs(r)}, ${n(r.records, 'record', 'records')}, ${n(r.bytes, 'byte', 'bytes')} would be deleted (${n(r.entities, 'entity', 'entities')})`;
+      // Chunks as the map and the summary count them (with a Version record); stubs apart.
+      stagedSummary.dataset.chunks = String(r.chunks - r.stubs);
+      stagedSummary.dataset.stubs = String(r.stubs);
       stagedSummary.dataset.records = String(r.records);
       stagedSummary.dataset.bytes = String(r.bytes);
       stagedSummary.dataset.entities = String(r.entities);
@@ -315,7 +327,7 @@ export class Editor {
       await this.host.refresh(w, 'the edited world');
       await this.renderStaged();
       this.host.say(
-        `Saved ${edits.length} edit${edits.length === 1 ? '' : 's'}: ${report.chunks.toLocaleString('en')} chunks, ${report.records.toLocaleString('en')} records (${report.bytes.toLocaleString('en')} bytes) deleted, ${report.entities.toLocaleString('en')} entities, ${report.recordsRewritten.toLocaleString('en')} records rewritten. Export the world to keep it.`,
+        `Saved ${edits.length} edit${edits.length === 1 ? '' : 's'}: ${chunksAndStubs(report)}, ${report.records.toLocaleString('en')} records (${report.bytes.toLocaleString('en')} bytes) deleted, ${report.entities.toLocaleString('en')} entities, ${report.recordsRewritten.toLocaleString('en')} records rewritten. Export the world to keep it.`,
       );
       return true;
     } catch (e) {
