@@ -105,9 +105,21 @@ describe.skipIf(!available)('world viewer in WebKit', () => {
     const chunks = execFileSync(releaseCli, ['world', 'chunks', path.join(worldsDir, name)], { encoding: 'utf8' }).trim();
     await d.wait(async () => (await d.executeScript("return document.getElementById('storage-kind').dataset.kind ?? null")) !== null, 30_000);
     expect(await d.executeScript("const k = document.getElementById('storage-kind'); return [k.dataset.kind, k.textContent]")).toEqual(['idb', 'IndexedDB']);
-    await d.executeScript("document.getElementById('import-opfs').checked = true");
+    // Each control of the open bar takes its own clicks: the element at its centre is itself (a
+    // 0x0 file input once had a box over the checkbox there, so a real click opened the picker).
+    const hits = (await d.executeScript(`return [...document.querySelectorAll('.open button:not([hidden]), .open input[type=checkbox]')].map((e) => {
+      const r = e.getBoundingClientRect();
+      const at = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+      return [e.id, at === e || e.contains(at) ? e.id : at ? at.id || at.tagName : null];
+    })`)) as [string, string | null][];
+    expect(hits.map(([id]) => id)).toEqual(expect.arrayContaining(['open-folder-button', 'open-mcworld-button', 'import-opfs']));
+    expect(hits.filter(([id, at]) => id !== at)).toEqual([]);
+    const copy = d.findElement(By.id('import-opfs'));
+    await copy.click();
+    expect(await copy.isSelected()).toBe(true);
     const shown = await openMcworld(path.join(zips, `${name}.mcworld`));
-    await d.executeScript("document.getElementById('import-opfs').checked = false");
+    await copy.click();
+    expect(await copy.isSelected()).toBe(false);
     expect({ state: shown.state, crc32c: shown.crc32c, chunks: shown.chunks }).toEqual({ state: 'ready', crc32c: String(row.crc32c), chunks });
     const listed = async () =>
       (await d.executeScript(`return [...document.querySelectorAll('#imported-list li')].map((li) => li.dataset.location)`)) as string[];

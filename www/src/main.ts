@@ -1172,6 +1172,8 @@ $<HTMLInputElement>('open-folder').addEventListener('change', (ev) => {
   input.value = '';
 });
 
+$('open-mcworld-button').addEventListener('click', () => $<HTMLInputElement>('open-mcworld').click());
+
 $<HTMLInputElement>('open-mcworld').addEventListener('change', (ev) => {
   const input = ev.target as HTMLInputElement;
   const file = input.files?.[0];
