@@ -170,6 +170,33 @@ afterAll(async () => {
 });
 
 describe('world viewer in Chromium', () => {
+  test('a load asks for nothing the server lacks and logs no error', async () => {
+    const tab = await context.newPage();
+    const failed: string[] = [];
+    const errors: string[] = [];
+    tab.on('response', (r) => {
+      if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+    });
+    // (A request the page itself gave up, or one the next navigation cut, is aborted, not failed.)
+    tab.on('requestfailed', (r) => {
+      if (r.failure()?.errorText !== 'net::ERR_ABORTED') failed.push(`${r.failure()?.errorText} ${r.url()}`);
+    });
+    tab.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    // A browser with a window asks for /favicon.ico unless the page names its icon (headless
+    // Chromium asks for none, so the test checks that each page names one in the page itself).
+    const icon = () => tab.evaluate(() => document.querySelector('link[rel~="icon"]')?.getAttribute('href')?.slice(0, 18) ?? null);
+    await tab.goto(`${origin}/`);
+    await tab.waitForFunction(() => document.body.dataset.state === 'ready');
+    const icons = [await icon()];
+    await tab.goto(`${origin}/bench.html`);
+    await tab.waitForLoadState('load');
+    icons.push(await icon());
+    await tab.close();
+    expect({ failed, errors, icons }).toEqual({ failed: [], errors: [], icons: ['data:image/svg+xml', 'data:image/svg+xml'] });
+  });
+
   for (const name of WORLDS) {
     test(name, async () => {
       const row = worlds().find((r) => r.name === name)!;
