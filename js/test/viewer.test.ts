@@ -546,6 +546,16 @@ describe('world viewer in Chromium', () => {
     expect(await chunkListsCached()).toBe(1);
   });
 
+  test('labels never overlap: the 20 Overworld players of a server world, at spawn, are one label with their count', async () => {
+    // Drawn one over another before ("player (local)" over the others); now "spawn +20"
+    // (markers/labels.ts; the placement itself is tested in marker-labels.test.ts).
+    const shown = await openWith('#open-folder', path.join(worldsDir, 'bds_26_0_featherdev'));
+    expect(shown.state).toBe('ready');
+    expect(await page.$$eval('#player-list li', (lis) => lis.length)).toBe(20);
+    expect(await page.getAttribute('#map', 'data-labels')).toBe('1');
+    await page.locator('#map').screenshot({ path: path.join(artifacts, 'labels-at-spawn.png') });
+  });
+
   test('a staged deletion counts chunks as the map does and names the stubs apart', async () => {
     // amulet_1_18_vanilla: -10,-10:10,10 holds 242 of its 2,737 chunks (Version records) and
     // 122 stubs (records but no Version record): "242 of 2737 chunks selected" on the map is

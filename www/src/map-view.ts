@@ -15,6 +15,7 @@ import type { MapImage } from 'strata-level/browser';
 
 import { DetailTiles, tileChunks, type DetailSource, type DetailView } from './map-detail.js';
 import { ChunkSet } from './chunk-index/chunk-set.js';
+import { labelTexts, placeLabels } from './markers/labels.js';
 
 export interface MapCallbacks {
   /** A click on chunk (x, z); `ev` tells the modifier keys (ctrl-click selects). */
@@ -444,8 +445,17 @@ export class MapView {
       ctx.strokeRect(this.band.x0, this.band.y0, this.band.x1 - this.band.x0, this.band.y1 - this.band.y0);
       ctx.setLineDash([]);
     }
+    // Labels never overlap (markers/labels.ts): one hidden behind another adds to its count.
+    ctx.font = '12px system-ui';
+    const labelled = this.markers.filter((m) => !m.small);
+    const at = labelled.map((m) => this.pointOf(m.x, m.z));
+    const joined = placeLabels(labelled.map((m, i) => ({ x: at[i]![0] + 9, y: at[i]![1] - 8, width: ctx.measureText(`${m.label} +99`).width, height: 16 })));
+    const texts = labelTexts(labelled.map((m) => m.label), joined);
+    this.canvas.dataset.labels = String(texts.filter((t) => t !== null).length);
+    let next = 0;
     for (const m of this.markers) {
       const [sx, sy] = this.pointOf(m.x, m.z);
+      const text = m.small ? null : texts[next++];
       if (m.small) {
         if (sx < -4 || sy < -4 || sx > this.canvas.width + 4 || sy > this.canvas.height + 4) continue;
         ctx.fillStyle = m.colour;
@@ -464,9 +474,9 @@ export class MapView {
       ctx.arc(sx, sy, 6, 0, Math.PI * 2);
       ctx.fill();
       ctx.stroke();
+      if (text === null || text === undefined) continue;
       ctx.fillStyle = '#fff';
-      ctx.font = '12px system-ui';
-      ctx.fillText(m.label, sx + 9, sy + 4);
+      ctx.fillText(text, sx + 9, sy + 4);
     }
   }
 
