@@ -15,7 +15,7 @@ import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 
-import { cliPath, repoRoot, tempDir, worlds, worldsDir } from './helpers.js';
+import { cliPath, OPEN_BAR_HITS, repoRoot, tempDir, worlds, worldsDir } from './helpers.js';
 // @ts-expect-error: plain JS module without type declarations.
 import { serveDir } from '../../scripts/serve-www.mjs';
 
@@ -131,6 +131,17 @@ describe.skipIf(!haveFirefox)('world viewer in Firefox', () => {
     });
   }
 
+  test('each control of the open bar takes its own clicks; the storage checkbox is clicked for real', async () => {
+    const hits = (await page.evaluate(OPEN_BAR_HITS)) as [string, string | null][];
+    expect(hits.map(([id]) => id)).toEqual(expect.arrayContaining(['open-folder-button', 'open-mcworld-button', 'import-opfs']));
+    expect(hits.filter(([id, at]) => id !== at)).toEqual([]);
+    const checked = () => page.$eval('#import-opfs', (e) => (e as HTMLInputElement).checked);
+    await page.click('#import-opfs');
+    expect(await checked()).toBe(true);
+    await page.click('#import-opfs');
+    expect(await checked()).toBe(false);
+  });
+
   test('saving to a folder says why Firefox cannot and points to the download', async () => {
     await openMcworld(path.join(zips, 'amulet_1_16.mcworld'));
     expect(await page.$eval('#save-to-folder', (e) => (e as HTMLElement).dataset.supported)).toBe('false');
@@ -213,10 +224,11 @@ describe.skipIf(!haveFirefox)('world viewer in Firefox', () => {
     }
     expect(await boxes('cfg-workloads')).toEqual([['fillseq', false], ['readseq', false], ['fillrandom', false], ['readrandom', false], ['batch', false], ['scan', true], ['scan-workers', true]]);
     expect(await boxes('cfg-engines')).toEqual([['strata-opfs', true], ['indexeddb', false], ['strata-opfs-relaxed', false], ['strata-opfs-hop', false], ['strata-opfs-hop-64', false], ['strata-idb', false]]);
-    // The button pressed through the DOM: a pointer click can land on whatever the page just
-    // moved under it (the world list and message change as the world loads), and a lost click
-    // would look like a hang. The run must start at once and end in 'done' or 'error'.
-    await bench.$eval('#run-bench', (b) => (b as HTMLButtonElement).click());
+    // A real click, once the page is idle with the world chosen (the world list and message
+    // change while it loads: a pointer click then could land on what moved under it). The run
+    // must start at once (a lost click fails here, not as a hang) and end in 'done' or 'error'.
+    await bench.waitForFunction(() => document.body.dataset.state === 'idle');
+    await bench.click('#run-bench');
     await bench.waitForFunction(() => document.body.dataset.state !== 'idle', { timeout: 10_000 });
     await benchEnded(bench);
     expect(await state(), await messageText()).toBe('done');

@@ -79,3 +79,13 @@ export function copyDir(from: string, to: string): void {
 export function cli(...args: string[]): string {
   return execFileSync(cliPath, args, { encoding: 'utf8' });
 }
+
+/** Runs in the viewer page: for each visible control of its open bar (buttons, the storage
+ * checkbox), its id and the id of what a click at its centre lands on (`elementFromPoint`),
+ * the control's own id when nothing covers it. A 0x0 file input once had a box over the
+ * checkbox in WebKit, so a real click there opened the file picker. */
+export const OPEN_BAR_HITS = `[...document.querySelectorAll('.open button:not([hidden]), .open input[type=checkbox]')].map((e) => {
+  const r = e.getBoundingClientRect();
+  const at = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+  return [e.id, at === e || e.contains(at) ? e.id : at ? at.id || at.tagName : null];
+})`;

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { By, type WebDriver } from 'selenium-webdriver';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 
-import { cliPath, repoRoot, tempDir, worlds, worldsDir } from './helpers.js';
+import { cliPath, OPEN_BAR_HITS, repoRoot, tempDir, worlds, worldsDir } from './helpers.js';
 import { available, startWebKit, stopWebKit } from './webkit-driver.js';
 // @ts-expect-error: plain JS module without type declarations.
 import { serveDir } from '../../scripts/serve-www.mjs';
@@ -107,11 +107,7 @@ describe.skipIf(!available)('world viewer in WebKit', () => {
     expect(await d.executeScript("const k = document.getElementById('storage-kind'); return [k.dataset.kind, k.textContent]")).toEqual(['idb', 'IndexedDB']);
     // Each control of the open bar takes its own clicks: the element at its centre is itself (a
     // 0x0 file input once had a box over the checkbox there, so a real click opened the picker).
-    const hits = (await d.executeScript(`return [...document.querySelectorAll('.open button:not([hidden]), .open input[type=checkbox]')].map((e) => {
-      const r = e.getBoundingClientRect();
-      const at = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
-      return [e.id, at === e || e.contains(at) ? e.id : at ? at.id || at.tagName : null];
-    })`)) as [string, string | null][];
+    const hits = (await d.executeScript(`return ${OPEN_BAR_HITS}`)) as [string, string | null][];
     expect(hits.map(([id]) => id)).toEqual(expect.arrayContaining(['open-folder-button', 'open-mcworld-button', 'import-opfs']));
     expect(hits.filter(([id, at]) => id !== at)).toEqual([]);
     const copy = d.findElement(By.id('import-opfs'));

@@ -205,6 +205,13 @@ struct ChunkIndex {
     actors: BTreeMap<Vec<u8>, usize>,
 }
 
+impl ChunkIndex {
+    /// 1 for a stub (records, but no Version or LegacyVersion record), else 0.
+    fn stub(&self, at: &(i32, i32)) -> u64 {
+        u64::from(!self.versioned.contains(at))
+    }
+}
+
 fn index(db: &Db, dimension: i32) -> Result<ChunkIndex> {
     let mut ix = ChunkIndex::default();
     let mut it = db.iter(&scan_options());
@@ -326,7 +333,7 @@ fn delete_doomed(
             }
         }
         for (&(x, z), records) in &ix.known {
-            let stub = u64::from(!ix.versioned.contains(&(x, z)));
+            let stub = ix.stub(&(x, z));
             if !doomed(dimension, x, z) {
                 report.chunks_left += 1;
                 report.stubs_left += stub;
@@ -546,11 +553,7 @@ pub fn apply_edits(db: &Db, edits: &[ChunkEdit], dry_run: bool) -> Result<EditRe
         if !dimensions.contains(&dimension) {
             let ix = index(db, dimension)?;
             report.chunks_left += ix.known.len() as u64;
-            report.stubs_left += ix
-                .known
-                .keys()
-                .filter(|p| !ix.versioned.contains(p))
-                .count() as u64;
+            report.stubs_left += ix.known.keys().map(|p| ix.stub(p)).sum::<u64>();
         }
         let list = entities::entities(db, dimension)?;
         for e in &entity_edits {

@@ -837,7 +837,7 @@ impl Readahead {
 
     fn top_up(&mut self, total: usize) {
         if self.backward {
-            while self.next > 0 {
+            while self.next > 0 && self.ahead.len() < MAX_RUNS_AHEAD {
                 let count = self
                     .table
                     .run_length_back(self.next, RUN_BYTES)
@@ -852,7 +852,8 @@ impl Readahead {
             }
             return;
         }
-        while self.next < total {
+        // (The cheap bound first: this runs at every block the cursor takes.)
+        while self.next < total && self.ahead.len() < MAX_RUNS_AHEAD {
             let count = self.run_length(&self.table, self.next);
             if !self.may_schedule(self.ahead.len(), count) {
                 return;
@@ -918,7 +919,7 @@ impl Readahead {
             self.handing_to = None; // already adopted
             return;
         };
-        while h.next < total {
+        while h.next < total && self.ahead.len() + h.runs.len() < MAX_RUNS_AHEAD {
             let count = self.run_length(&next, h.next);
             if !self.may_schedule(self.ahead.len() + h.runs.len(), count) {
                 break;

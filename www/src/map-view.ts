@@ -452,10 +452,8 @@ export class MapView {
     const joined = placeLabels(labelled.map((m, i) => ({ x: at[i]![0] + 9, y: at[i]![1] - 8, width: ctx.measureText(`${m.label} +99`).width, height: 16 })));
     const texts = labelTexts(labelled.map((m) => m.label), joined);
     this.canvas.dataset.labels = String(texts.filter((t) => t !== null).length);
-    let next = 0;
     for (const m of this.markers) {
       const [sx, sy] = this.pointOf(m.x, m.z);
-      const text = m.small ? null : texts[next++];
       if (m.small) {
         if (sx < -4 || sy < -4 || sx > this.canvas.width + 4 || sy > this.canvas.height + 4) continue;
         ctx.fillStyle = m.colour;
@@ -474,10 +472,17 @@ export class MapView {
       ctx.arc(sx, sy, 6, 0, Math.PI * 2);
       ctx.fill();
       ctx.stroke();
-      if (text === null || text === undefined) continue;
-      ctx.fillStyle = '#fff';
-      ctx.fillText(text, sx + 9, sy + 4);
     }
+    // The labels after every dot, so no dot covers one; outlined, to read on any terrain.
+    ctx.lineWidth = 3;
+    ctx.strokeStyle = '#000c';
+    ctx.fillStyle = '#fff';
+    texts.forEach((text, i) => {
+      if (text === null) return;
+      const [sx, sy] = at[i]!;
+      ctx.strokeText(text, sx + 9, sy + 4);
+      ctx.fillText(text, sx + 9, sy + 4);
+    });
   }
 
   private pointOfChunk(cx: number, cz: number): [number, number] {

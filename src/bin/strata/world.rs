@@ -214,20 +214,23 @@ fn selection(args: &Args, flag: &str, command: &str) -> Result<Selection, CliErr
 /// are any.
 fn print_edit(what: &str, dim: i32, r: &EditReport, secs: f64) {
     let (chunks, left) = (r.chunks - r.stubs, r.chunks_left - r.stubs_left);
-    if r.stubs == 0 && r.stubs_left == 0 {
-        println!(
-            "{what}: {chunks} chunks of dimension {dim} deleted ({} records, {} bytes, {} \
-             entities), {left} chunks left, {secs:.3} s",
-            r.records, r.bytes, r.entities
-        );
-    } else {
-        println!(
-            "{what}: {chunks} chunks and {} stubs (positions with records but no Version \
-             record) of dimension {dim} deleted ({} records, {} bytes, {} entities), {left} \
-             chunks and {} stubs left, {secs:.3} s",
-            r.stubs, r.records, r.bytes, r.entities, r.stubs_left
-        );
-    }
+    let any = r.stubs > 0 || r.stubs_left > 0;
+    let stubs = |n: u64, what: &str| {
+        if any {
+            format!(" and {n} stubs{what}")
+        } else {
+            String::new()
+        }
+    };
+    println!(
+        "{what}: {chunks} chunks{} of dimension {dim} deleted ({} records, {} bytes, {} \
+         entities), {left} chunks{} left, {secs:.3} s",
+        stubs(r.stubs, " (positions with records but no Version record)"),
+        r.records,
+        r.bytes,
+        r.entities,
+        stubs(r.stubs_left, "")
+    );
 }
 
 fn delete_chunks(raw: &[String]) -> CliResult {

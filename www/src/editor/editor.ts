@@ -41,14 +41,18 @@ export function inSelection(rects: Rect[], x: number, z: number): boolean {
   return rects.some(([x0, z0, x1, z1]) => x >= x0 && x <= x1 && z >= z0 && z <= z1);
 }
 
+/** `v` with its noun: "1 chunk", "1,024 chunks". */
+function counted(v: number, one: string, many: string): string {
+  return `${v.toLocaleString('en')} ${v === 1 ? one : many}`;
+}
+
 /** "242 chunks and 122 stubs" (or "242 chunks" when there are none): chunks as the map and the
  * summary count them (positions with a Version record), and apart from them the stubs that an
  * edit deletes too (positions with records but no Version record, not drawn on the map), so the
  * numbers a user reads add up with the map's. */
 export function chunksAndStubs(r: { chunks: number; stubs: number }): string {
-  const n = (v: number, one: string, many: string) => `${v.toLocaleString('en')} ${v === 1 ? one : many}`;
-  const chunks = n(r.chunks - r.stubs, 'chunk', 'chunks');
-  return r.stubs === 0 ? chunks : `${chunks} and ${n(r.stubs, 'stub', 'stubs')} (records but no Version record: not on the map)`;
+  const chunks = counted(r.chunks - r.stubs, 'chunk', 'chunks');
+  return r.stubs === 0 ? chunks : `${chunks} and ${counted(r.stubs, 'stub', 'stubs')} (records but no Version record: not on the map)`;
 }
 
 /** One staged edit and how the staged list names it. */
@@ -294,8 +298,7 @@ export class Editor {
     try {
       const r = await w.applyEdits(this.edits(), { dryRun: true });
       if (version !== this.stagedVersion) return; // the list changed meanwhile
-      const n = (v: number, one: string, many: string) => `${v.toLocaleString('en')} ${v === 1 ? one : many}`;
-      stagedSummary.textContent = `${chunksAndStubs(r)}, ${n(r.records, 'record', 'records')}, ${n(r.bytes, 'byte', 'bytes')} would be deleted (${n(r.entities, 'entity', 'entities')})`;
+      stagedSummary.textContent = `${chunksAndStubs(r)}, ${counted(r.records, 'record', 'records')}, ${counted(r.bytes, 'byte', 'bytes')} would be deleted (${counted(r.entities, 'entity', 'entities')})`;
       // Chunks as the map and the summary count them (with a Version record); stubs apart.
       stagedSummary.dataset.chunks = String(r.chunks - r.stubs);
       stagedSummary.dataset.stubs = String(r.stubs);
